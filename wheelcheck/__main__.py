@@ -1,0 +1,3 @@
+from wheelcheck.cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""Pure analyses over a WheelModel: same model and policies in, same findings out."""

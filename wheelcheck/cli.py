@@ -1,0 +1,150 @@
+"""The command line: parse arguments, call the API, render. No analysis lives here."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from wheelcheck import __version__
+from wheelcheck.api import audit, load_policies
+from wheelcheck.errors import WheelcheckError
+from wheelcheck.report.json_report import render_json
+from wheelcheck.report.text import render_text
+
+app = typer.Typer(
+    name="wheelcheck",
+    help="Audit and repair Linux binary wheels (manylinux and musllinux).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+policy_app = typer.Typer(help="List and show the bundled policies.", no_args_is_help=True)
+app.add_typer(policy_app, name="policy")
+
+
+class Format(str, Enum):
+    text = "text"
+    json = "json"
+
+
+def _fail(message: str) -> None:
+    Console(stderr=True, highlight=False).print(f"wheelcheck: error: {message}", style="bold red", markup=False)
+    raise typer.Exit(2)
+
+
+def _write_output(text: str, output: Path | None) -> None:
+    """Write atomically: a temporary file renamed into place, so no half-written report is left."""
+    if output is None:
+        sys.stdout.write(text)
+        return
+    directory = output.parent if str(output.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{output.name}.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, output)
+    except OSError as exc:
+        _fail(f"{output}: cannot write the report ({exc.strerror or exc})")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"wheelcheck {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_callback(
+    version: Annotated[Optional[bool], typer.Option("--version", callback=_version, is_eager=True,
+                                                     help="Print the version and exit.")] = None,
+) -> None:
+    """Audit and repair Linux binary wheels (manylinux and musllinux)."""
+
+
+@app.command("audit")
+def audit_command(
+    paths: Annotated[list[str], typer.Argument(help="Wheels: files, globs or directories of *.whl.")],
+    plat: Annotated[Optional[str], typer.Option(help="Fail unless the wheel meets this tag (e.g. manylinux_2_17_x86_64).")] = None,
+    policy_file: Annotated[Optional[Path], typer.Option(help="Judge against the policies in this JSON file (ours or auditwheel's format).")] = None,
+    exclude: Annotated[Optional[list[str]], typer.Option(help="Treat sonames matching this glob as provided (repeatable).")] = None,
+    lib_path: Annotated[Optional[list[str]], typer.Option(help="Read external libraries' own needs from this directory (repeatable).")] = None,
+    fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
+    output: Annotated[Optional[Path], typer.Option(help="Write the report to this file instead of stdout.")] = None,
+    jobs: Annotated[Optional[int], typer.Option(help="Worker processes for large wheels (default: CPU count).", min=1)] = None,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print only the verdict lines.")] = False,
+    verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="Also print notes and per-file details.")] = 0,
+) -> None:
+    """Judge each wheel against the policies: exit 0 all pass, 1 a wheel fails, 2 bad input."""
+    try:
+        report = audit(paths, plat=plat, policy_file=policy_file, exclude=exclude or (),
+                       lib_path=lib_path or (), jobs=jobs)
+    except WheelcheckError as exc:
+        _fail(str(exc))
+    if fmt is Format.json:
+        _write_output(render_json(report), output)
+    else:
+        lines = render_text(report, verbosity=-1 if quiet else verbose)
+        if output is not None:
+            _write_output("".join(text + "\n" for text, _ in lines), output)
+        else:
+            console = Console(highlight=False, soft_wrap=True)
+            for text, style in lines:
+                console.print(text, style=style, markup=False)
+    for wheel in report.wheels:
+        if wheel.error is not None:
+            Console(stderr=True, highlight=False).print(f"wheelcheck: error: {wheel.error}", style="bold red",
+                                                       markup=False)
+    raise typer.Exit(report.exit_code)
+
+
+@policy_app.command("list")
+def policy_list(
+    policy_file: Annotated[Optional[Path], typer.Option(help="List the policies of this file instead.")] = None,
+    fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
+) -> None:
+    """List the policies, most compatible first."""
+    try:
+        policies = list(load_policies(policy_file))
+    except WheelcheckError as exc:
+        _fail(str(exc))
+    if fmt is Format.json:
+        rows = [{"name": p.name, "aliases": list(p.aliases), "priority": p.priority, "libc": p.libc,
+                 "libc_version": p.libc_version, "arches": sorted(p.symbol_versions)} for p in policies]
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    for p in policies:
+        aliases = f" ({', '.join(p.aliases)})" if p.aliases else ""
+        typer.echo(f"{p.name}{aliases}  {p.libc} {p.libc_version}  priority {p.priority}  "
+                   f"arches: {', '.join(sorted(p.symbol_versions))}")
+
+
+@policy_app.command("show")
+def policy_show(
+    name: Annotated[str, typer.Argument(help="Policy name or alias (manylinux_2_17, manylinux2014).")],
+    policy_file: Annotated[Optional[Path], typer.Option(help="Look in this file instead of the bundled policies.")] = None,
+) -> None:
+    """Print one policy as JSON."""
+    try:
+        policies = load_policies(policy_file)
+    except WheelcheckError as exc:
+        _fail(str(exc))
+    policy = policies.find(name)
+    if policy is None or policy.is_linux:
+        _fail(f"{name}: no such policy (known: {', '.join(policies.names())})")
+    typer.echo(json.dumps(dict(policy.document), indent=2))
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,109 @@
+"""The immutable, picklable summary of one ELF file: everything the analyses may look at."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+__all__ = ["ElfInfo", "Symbol", "VersionNeed", "EXPORT_BINDS", "EXPORT_VISIBILITIES"]
+
+EXPORT_BINDS = frozenset({"GLOBAL", "WEAK", "GNU_UNIQUE"})
+EXPORT_VISIBILITIES = frozenset({"DEFAULT", "PROTECTED"})
+
+
+class Symbol(NamedTuple):
+    """One dynamic symbol (an entry of .dynsym, found through DT_SYMTAB)."""
+
+    name: str
+    defined: bool
+    bind: str  # LOCAL, GLOBAL, WEAK, GNU_UNIQUE
+    type: str  # NOTYPE, OBJECT, FUNC, TLS, GNU_IFUNC, ...
+    visibility: str  # DEFAULT, PROTECTED, HIDDEN, INTERNAL
+    version: str | None  # the version name (GLIBC_2.17), None when unversioned
+    library: str | None  # for an undefined versioned symbol: the file the version is needed from
+    size: int
+
+    @property
+    def is_export(self) -> bool:
+        return self.defined and self.bind in EXPORT_BINDS and self.visibility in EXPORT_VISIBILITIES
+
+    @property
+    def is_import(self) -> bool:
+        return not self.defined and self.bind != "LOCAL"
+
+
+class VersionNeed(NamedTuple):
+    """A version this file needs from a library, and the symbols that need it."""
+
+    library: str  # the vn_file, e.g. libc.so.6
+    version: str  # GLIBC_2.29
+    weak: bool  # VER_FLG_WEAK on the vernaux entry
+    symbols: tuple[str, ...]  # undefined symbols bound to this version, sorted
+    weak_symbols: tuple[str, ...]  # the subset referenced with STB_WEAK
+
+
+@dataclass(frozen=True)
+class ElfInfo:
+    """Summary of one ELF member. Parsed once; analyses never reread bytes."""
+
+    path: str
+    size: int
+    elf_class: int  # 32 or 64
+    endianness: str  # little or big
+    machine: str  # e_machine name, e.g. EM_X86_64
+    osabi: str
+    elf_type: str  # ET_DYN, ET_EXEC, ET_REL ...
+    arch: str | None  # wheel arch name (x86_64, aarch64, ...) or None when not a supported platform
+    arch_problem: str | None  # why arch is None (unknown machine, soft-float ARM, ...)
+    interpreter: str | None = None
+    soname: str | None = None
+    needed: tuple[str, ...] = ()
+    rpath: tuple[str, ...] = ()
+    runpath: tuple[str, ...] = ()
+    version_needs: tuple[VersionNeed, ...] = ()
+    version_defs: tuple[str, ...] = ()
+    symbols: tuple[Symbol, ...] = field(default=(), repr=False)
+    isa_level: int | None = None  # x86-64 microarchitecture level (2, 3, 4) from the GNU property note
+    isa_problem: str | None = None
+    textrel: bool = False
+    gnu_stack: bool = False  # a PT_GNU_STACK header exists
+    exec_stack: bool = False  # the stack is executable (PF_X on PT_GNU_STACK, or no PT_GNU_STACK)
+    has_dynamic: bool = False
+
+    @property
+    def module_name(self) -> str:
+        return self.path.rsplit("/", 1)[-1].split(".", 1)[0]
+
+    @property
+    def python_init(self) -> str | None:
+        """The module init function if this is a Python extension (auditwheel's rule)."""
+        mod = self.module_name
+        wanted = {"PyInit_" + mod, "init" + mod, "_cffi_pypyinit_" + mod}
+        for sym in self.symbols:
+            if sym.defined and sym.type == "FUNC" and sym.name in wanted:
+                return sym.name
+        return None
+
+    @property
+    def is_extension(self) -> bool:
+        return self.python_init is not None
+
+    def exports(self) -> list[Symbol]:
+        return [s for s in self.symbols if s.is_export]
+
+    def imports(self) -> list[Symbol]:
+        return [s for s in self.symbols if s.is_import]
+
+    def versioned_symbols(self) -> dict[str, list[str]]:
+        """{library: sorted version names}, without the dynamic loader (auditwheel's view)."""
+        out: dict[str, set[str]] = {}
+        for need in self.version_needs:
+            if is_dynamic_loader(need.library):
+                continue
+            out.setdefault(need.library, set()).add(need.version)
+        return {lib: sorted(v) for lib, v in sorted(out.items())}
+
+
+def is_dynamic_loader(soname: str) -> bool:
+    """ld-linux*.so.*, ld64.so.1 (ppc64le), ld64.so.2 (s390x), ld-musl-*: never a dependency to judge."""
+    return soname.startswith(("ld-linux", "ld-musl-")) or soname in ("ld64.so.1", "ld64.so.2", "ld.so.1")

@@ -1,0 +1,114 @@
+"""Load policies from JSON: our one-policy-per-file format, or auditwheel's array format."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from wheelcheck.errors import PolicyError
+from wheelcheck.policy.model import Policy
+
+__all__ = ["load_policy_file", "policy_from_dict", "parse_policy_json"]
+
+_NAME = re.compile(r"^(manylinux|musllinux)_(\d+)_(\d+)$")
+_LEGACY_LIBC = {"manylinux1": "2.5", "manylinux2010": "2.12", "manylinux2014": "2.17"}
+
+
+def load_policy_file(path: str | Path) -> list[Policy]:
+    """Every policy in the file at ``path``; PolicyError naming the file on any problem."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PolicyError(str(path), f"cannot read policy file ({exc.__class__.__name__}: {exc})") from None
+    return parse_policy_json(text, str(path))
+
+
+def parse_policy_json(text: str, origin: str) -> list[Policy]:
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise PolicyError(origin, f"not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    entries = doc if isinstance(doc, list) else [doc]
+    policies = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            raise PolicyError(origin, "a policy must be a JSON object")
+        if entry.get("name") == "linux":
+            continue  # auditwheel's array carries the generic linux policy; ours is built in
+        policies.append(policy_from_dict(entry, origin))
+    if not policies:
+        raise PolicyError(origin, "the file holds no policy")
+    return policies
+
+
+def policy_from_dict(doc: dict[str, Any], origin: str) -> Policy:
+    """Build a Policy from one JSON object (ours, or one entry of auditwheel's array)."""
+    name = _field(doc, "name", str, origin)
+    where = f"policy {name}"
+    priority = _field(doc, "priority", int, origin, where)
+    libc, libc_version = _libc_of(doc, name, origin)
+    symbol_versions = _field(doc, "symbol_versions", dict, origin, where)
+    frozen_versions = {}
+    for arch, namespaces in symbol_versions.items():
+        if not isinstance(namespaces, dict):
+            raise PolicyError(origin, f"{where}: symbol_versions.{arch} must be an object")
+        frozen_versions[arch] = MappingProxyType({
+            ns: frozenset(_str_list(v, origin, f"{where}: symbol_versions.{arch}.{ns}"))
+            for ns, v in namespaces.items()
+        })
+    blacklist = _field(doc, "blacklist", dict, origin, where, default={})
+    cxx_abi = _str_list(doc.get("cxx_abi", ["old", "new"]), origin, f"{where}: cxx_abi")
+    if set(cxx_abi) - {"old", "new"}:
+        raise PolicyError(origin, f"{where}: cxx_abi may hold only 'old' and 'new'")
+    return Policy(
+        name=name,
+        priority=priority,
+        libc=libc,
+        libc_version=libc_version,
+        aliases=tuple(_str_list(doc.get("aliases", []), origin, f"{where}: aliases")),
+        cxx_abi=frozenset(cxx_abi),
+        symbol_versions=MappingProxyType(frozen_versions),
+        lib_whitelist=frozenset(_str_list(doc.get("lib_whitelist", []), origin, f"{where}: lib_whitelist")),
+        blacklist=MappingProxyType({
+            lib: frozenset(_str_list(v, origin, f"{where}: blacklist.{lib}")) for lib, v in blacklist.items()
+        }),
+        source=doc.get("source"),
+        origin=origin,
+        document=MappingProxyType(dict(doc)),
+    )
+
+
+def _libc_of(doc: dict, name: str, origin: str) -> tuple[str, str]:
+    if "libc" in doc:
+        libc = doc["libc"]
+        if libc not in ("glibc", "musl"):
+            raise PolicyError(origin, f"policy {name}: libc must be 'glibc' or 'musl', not {libc!r}")
+        return libc, str(doc.get("libc_version", ""))
+    match = _NAME.match(name)
+    if match:
+        family = "glibc" if match.group(1) == "manylinux" else "musl"
+        return family, f"{match.group(2)}.{match.group(3)}"
+    if name in _LEGACY_LIBC:
+        return "glibc", _LEGACY_LIBC[name]
+    raise PolicyError(origin, f"policy {name}: no 'libc' field and the name does not say which libc")
+
+
+def _field(doc: dict, key: str, kind: type, origin: str, where: str = "policy", default: Any = None) -> Any:
+    if key not in doc:
+        if default is not None:
+            return default
+        raise PolicyError(origin, f"{where}: missing field '{key}'")
+    value = doc[key]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise PolicyError(origin, f"{where}: field '{key}' must be {kind.__name__}")
+    return value
+
+
+def _str_list(value: Any, origin: str, where: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise PolicyError(origin, f"{where} must be a list of strings")
+    return value

@@ -1,0 +1,84 @@
+"""Turn a wheel file into a WheelModel: find ELF members by magic, summarise each once, in parallel."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from email.parser import HeaderParser
+from pathlib import Path
+
+from wheelcheck.analysis.model import WheelModel
+from wheelcheck.elf.model import ElfInfo
+from wheelcheck.elf.summary import is_elf, summarize
+from wheelcheck.errors import BadElfError
+from wheelcheck.wheel.reader import WheelReader, looks_like_shared_object, read_member
+from wheelcheck.wheel.record import record_digest
+
+__all__ = ["scan_wheel", "PARALLEL_THRESHOLD"]
+
+PARALLEL_THRESHOLD = 16 << 20  # below this much ELF data, starting processes costs more than it saves
+
+
+def scan_wheel(path: str | Path, jobs: int | None = None) -> WheelModel:
+    """Read the wheel at ``path``. Raises BadWheelError/BadElfError for bad input."""
+    with WheelReader(path) as reader:
+        dist_info = reader.dist_info
+        wheel_meta = HeaderParser().parsestr(reader.metadata_text("WHEEL") or "")
+        metadata = HeaderParser().parsestr(reader.metadata_text("METADATA") or "")
+        record = reader.record()
+        candidates = []
+        for member in reader.members:
+            name = member.filename
+            if name.startswith(dist_info + "/"):
+                continue
+            if member.file_size >= 4 and is_elf(reader.head(name)):
+                candidates.append(member)
+            elif looks_like_shared_object(name):
+                raise BadElfError(f"{reader.path}:{name}", "named like a shared object but is not an ELF file")
+        jobs_wanted = [(m.filename, record.algorithm(m.filename)) for m in candidates]
+        total = sum(m.file_size for m in candidates)
+        results = _summarize_all(str(reader.path), jobs_wanted, reader, total, jobs)
+        elves, problems = [], []
+        for (name, _algo), (info, digest) in zip(jobs_wanted, results):
+            elves.append(info)
+            problem = record.check(name, digest)
+            if problem:
+                problems.append((name, problem))
+        return WheelModel(
+            filename=reader.filename,
+            name=str(reader.name),
+            version=str(reader.version),
+            tags=frozenset(reader.tags),
+            elves=tuple(elves),
+            members=tuple(m.filename for m in reader.members),
+            root_is_purelib=wheel_meta.get("Root-Is-Purelib", "false").strip().lower() == "true",
+            data_dir=reader.data_dir(),
+            requires_dist=tuple(metadata.get_all("Requires-Dist") or ()),
+            record_problems=tuple(problems),
+        )
+
+
+def _summarize_all(wheel: str, wanted, reader: WheelReader, total: int, jobs: int | None):
+    workers = min(jobs or os.cpu_count() or 1, len(wanted))
+    if workers <= 1 or total < PARALLEL_THRESHOLD:
+        return [_summarize_one(wheel, name, algo, reader.read(name)) for name, algo in wanted]
+    # largest first, so the long jobs do not end up last on one worker
+    order = sorted(range(len(wanted)), key=lambda i: -reader.file_sizes()[wanted[i][0]])
+    results: list = [None] * len(wanted)
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = {i: pool.submit(_summarize_member, wheel, *wanted[i]) for i in order}
+        for i, future in futures.items():
+            results[i] = future.result()
+    return results
+
+
+def _summarize_member(wheel: str, name: str, algo: str) -> tuple[ElfInfo, str]:
+    return _summarize_one(wheel, name, algo, read_member(wheel, name))
+
+
+def _summarize_one(wheel: str, name: str, algo: str, data: bytes) -> tuple[ElfInfo, str]:
+    try:
+        info = summarize(data, name)
+    except BadElfError as exc:
+        raise BadElfError(f"{wheel}:{name}", exc.problem) from None
+    return info, record_digest(data, algo)

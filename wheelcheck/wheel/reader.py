@@ -1,0 +1,166 @@
+"""Open a wheel safely and read members straight from the zip, never unpacking to disk."""
+
+from __future__ import annotations
+
+import re
+import stat
+import zipfile
+import zlib
+from pathlib import Path
+
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+from wheelcheck.errors import BadWheelError
+from wheelcheck.wheel.record import Record
+
+__all__ = ["WheelReader", "MAX_MEMBER_SIZE", "MAX_TOTAL_SIZE", "MAX_RATIO"]
+
+MAX_MEMBER_SIZE = 8 << 30  # the largest real wheel members (CUDA libraries) are ~2-3 GiB
+MAX_TOTAL_SIZE = 32 << 30
+MAX_RATIO = 1100  # deflate cannot exceed ~1032:1, so a higher declared ratio is a lie
+RATIO_FLOOR = 16 << 20  # small members may have any ratio
+SO_NAME = re.compile(r"\.so(\.\d+)*$")
+
+
+class WheelReader:
+    """A wheel opened for reading. Every member name and size has been checked on open."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.filename = self.path.name
+        try:
+            self.name, self.version, self.build, self.tags = parse_wheel_filename(self.filename)
+        except InvalidWheelFilename as exc:
+            raise BadWheelError(str(path), f"not a wheel filename ({exc})") from None
+        self._zip = _open_zip(self.path)
+        self.members = _checked_members(str(path), self._zip)
+        self._by_name = {m.filename: m for m in self.members}
+
+    def close(self) -> None:
+        self._zip.close()
+
+    def __enter__(self) -> WheelReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def dist_info(self) -> str:
+        """The .dist-info directory name, found by its WHEEL file."""
+        for m in self.members:
+            parts = m.filename.split("/")
+            if len(parts) == 2 and parts[0].endswith(".dist-info") and parts[1] == "WHEEL":
+                return parts[0]
+        raise BadWheelError(str(self.path), "no .dist-info/WHEEL file")
+
+    def data_dir(self) -> str:
+        return self.dist_info[: -len(".dist-info")] + ".data"
+
+    def file_sizes(self) -> dict[str, int]:
+        return {m.filename: m.file_size for m in self.members}
+
+    def head(self, name: str, size: int = 4) -> bytes:
+        with self._open(name) as f:
+            return _guard(self.path, name, lambda: f.read(size))
+
+    def read(self, name: str) -> bytes:
+        with self._open(name) as f:
+            return _guard(self.path, name, f.read)
+
+    def read_text(self, name: str) -> str:
+        try:
+            return self.read(name).decode("utf-8")
+        except UnicodeDecodeError:
+            raise BadWheelError(str(self.path), f"{name} is not UTF-8 text") from None
+
+    def record(self) -> Record:
+        name = f"{self.dist_info}/RECORD"
+        if name not in self._by_name:
+            return Record({})
+        return Record.parse(self.read_text(name))
+
+    def metadata_text(self, basename: str) -> str | None:
+        name = f"{self.dist_info}/{basename}"
+        return self.read_text(name) if name in self._by_name else None
+
+    def _open(self, name: str):
+        return _guard(self.path, name, lambda: self._zip.open(self._by_name[name]))
+
+
+def read_member(path: str | Path, name: str) -> bytes:
+    """Read one member in a fresh handle (used by worker processes)."""
+    with zipfile.ZipFile(path) as zf, zf.open(name) as f:
+        return _guard(Path(path), name, f.read)
+
+
+def _guard(path: Path, name: str, action):
+    try:
+        return action()
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, OSError) as exc:
+        raise BadWheelError(str(path), f"cannot read member {name} (truncated or corrupt: {exc})") from None
+
+
+def _open_zip(path: Path) -> zipfile.ZipFile:
+    try:
+        return zipfile.ZipFile(path)
+    except FileNotFoundError:
+        raise BadWheelError(str(path), "no such file") from None
+    except IsADirectoryError:
+        raise BadWheelError(str(path), "is a directory, not a wheel") from None
+    except zipfile.BadZipFile as exc:
+        raise BadWheelError(str(path), _zip_problem(path, exc)) from None
+    except (OSError, EOFError, ValueError) as exc:
+        raise BadWheelError(str(path), f"cannot read the zip ({exc})") from None
+
+
+def _zip_problem(path: Path, exc: Exception) -> str:
+    with open(path, "rb") as f:
+        magic = f.read(4)
+    if magic == b"PK\x03\x04":
+        return f"truncated or corrupt zip: the central directory is missing or damaged ({exc})"
+    return "not a zip file"
+
+
+def _checked_members(path: str, zf: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
+    seen: set[str] = set()
+    total = 0
+    members = []
+    for info in zf.infolist():
+        name = info.filename
+        problem = _name_problem(name)
+        if problem:
+            raise BadWheelError(path, f"member {name!r}: {problem}")
+        if name in seen:
+            raise BadWheelError(path, f"member {name!r} appears twice")
+        seen.add(name)
+        mode = info.external_attr >> 16
+        if info.create_system == 3 and stat.S_ISLNK(mode):
+            raise BadWheelError(path, f"member {name!r} is a symbolic link (wheels cannot carry links)")
+        if info.file_size > MAX_MEMBER_SIZE:
+            raise BadWheelError(path, f"member {name!r} declares an absurd size of {info.file_size} bytes")
+        if info.file_size > RATIO_FLOOR and info.file_size > MAX_RATIO * max(info.compress_size, 1):
+            ratio = info.file_size // max(info.compress_size, 1)
+            raise BadWheelError(path, f"member {name!r} declares a compression ratio of {ratio}:1 (zip bomb)")
+        total += info.file_size
+        if total > MAX_TOTAL_SIZE:
+            raise BadWheelError(path, f"members declare more than {MAX_TOTAL_SIZE} bytes in all (zip bomb)")
+        if not name.endswith("/"):
+            members.append(info)
+    return members
+
+
+def _name_problem(name: str) -> str | None:
+    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name):
+        return "absolute path"
+    parts = re.split(r"[/\\]", name)
+    if ".." in parts:
+        return "path escapes the wheel with '..'"
+    if "\0" in name:
+        return "NUL byte in the name"
+    return None
+
+
+def looks_like_shared_object(name: str) -> bool:
+    """Named like a shared library or extension (libfoo.so.1.2, mod.cpython-311-x86_64-linux-gnu.so)."""
+    return bool(SO_NAME.search(name.rsplit("/", 1)[-1]))

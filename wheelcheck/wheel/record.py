@@ -1,0 +1,52 @@
+"""The RECORD file of a wheel: parsing it and checking the hashes of the members we read."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import io
+
+__all__ = ["Record", "record_digest", "ACCEPTED_HASHES"]
+
+# PEP 376/427: sha256 or stronger; md5 and sha1 are not acceptable
+ACCEPTED_HASHES = ("sha256", "sha384", "sha512")
+
+
+def record_digest(data: bytes, algorithm: str = "sha256") -> str:
+    """The RECORD form of a member's hash: <algo>=<urlsafe base64 without padding>."""
+    digest = hashlib.new(algorithm, data).digest()
+    return f"{algorithm}=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
+class Record:
+    """The rows of RECORD: path -> (hash field, size field)."""
+
+    def __init__(self, rows: dict[str, tuple[str, str]]) -> None:
+        self.rows = rows
+
+    @classmethod
+    def parse(cls, text: str) -> Record:
+        rows = {}
+        for row in csv.reader(io.StringIO(text)):
+            if row:
+                rows[row[0]] = (row[1] if len(row) > 1 else "", row[2] if len(row) > 2 else "")
+        return cls(rows)
+
+    def algorithm(self, path: str) -> str:
+        """The hash algorithm RECORD uses for ``path`` (sha256 when it names none we accept)."""
+        algo = self.rows.get(path, ("", ""))[0].partition("=")[0]
+        return algo if algo in ACCEPTED_HASHES else "sha256"
+
+    def check(self, path: str, digest: str) -> str | None:
+        """None if ``digest`` (computed with ``algorithm(path)``) matches RECORD, else what is wrong."""
+        if path not in self.rows:
+            return "has no RECORD entry"
+        expected = self.rows[path][0]
+        if not expected:
+            return "has no hash in RECORD"
+        if expected.partition("=")[0] not in ACCEPTED_HASHES:
+            return f"has an unacceptable RECORD hash ({expected.partition('=')[0]})"
+        if expected != digest:
+            return f"content does not match its RECORD hash ({expected} recorded, {digest} found)"
+        return None
