@@ -36,7 +36,7 @@ class Format(str, Enum):
 
 
 def _fail(message: str) -> None:
-    Console(stderr=True, highlight=False).print(f"wheelcheck: error: {message}", style="bold red", markup=False)
+    Console(stderr=True, highlight=False, soft_wrap=True).print(f"wheelcheck: error: {message}", style="bold red", markup=False)
     raise typer.Exit(2)
 
 
@@ -100,7 +100,7 @@ def audit_command(
                 console.print(text, style=style, markup=False)
     for wheel in report.wheels:
         if wheel.error is not None:
-            Console(stderr=True, highlight=False).print(f"wheelcheck: error: {wheel.error}", style="bold red",
+            Console(stderr=True, highlight=False, soft_wrap=True).print(f"wheelcheck: error: {wheel.error}", style="bold red",
                                                        markup=False)
     raise typer.Exit(report.exit_code)
 

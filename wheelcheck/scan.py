@@ -11,7 +11,7 @@ from wheelcheck.analysis.model import WheelModel
 from wheelcheck.elf.model import ElfInfo
 from wheelcheck.elf.summary import is_elf, summarize
 from wheelcheck.errors import BadElfError
-from wheelcheck.wheel.reader import WheelReader, looks_like_shared_object, read_member
+from wheelcheck.wheel.reader import WheelReader, looks_like_shared_object
 from wheelcheck.wheel.record import record_digest
 
 __all__ = ["scan_wheel", "PARALLEL_THRESHOLD"]
@@ -62,18 +62,26 @@ def _summarize_all(wheel: str, wanted, reader: WheelReader, total: int, jobs: in
     workers = min(jobs or os.cpu_count() or 1, len(wanted))
     if workers <= 1 or total < PARALLEL_THRESHOLD:
         return [_summarize_one(wheel, name, algo, reader.read(name)) for name, algo in wanted]
-    # largest first, so the long jobs do not end up last on one worker
-    order = sorted(range(len(wanted)), key=lambda i: -reader.file_sizes()[wanted[i][0]])
+    # one batch per worker, balanced by size (largest first), so each opens the zip only once
+    sizes = reader.file_sizes()
+    batches: list[list[int]] = [[] for _ in range(workers)]
+    loads = [0] * workers
+    for i in sorted(range(len(wanted)), key=lambda i: -sizes[wanted[i][0]]):
+        lightest = loads.index(min(loads))
+        batches[lightest].append(i)
+        loads[lightest] += sizes[wanted[i][0]]
     results: list = [None] * len(wanted)
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = {i: pool.submit(_summarize_member, wheel, *wanted[i]) for i in order}
-        for i, future in futures.items():
-            results[i] = future.result()
+        futures = [(batch, pool.submit(_summarize_batch, wheel, [wanted[i] for i in batch])) for batch in batches]
+        for batch, future in futures:
+            for i, result in zip(batch, future.result()):
+                results[i] = result
     return results
 
 
-def _summarize_member(wheel: str, name: str, algo: str) -> tuple[ElfInfo, str]:
-    return _summarize_one(wheel, name, algo, read_member(wheel, name))
+def _summarize_batch(wheel: str, wanted: list[tuple[str, str]]) -> list[tuple[ElfInfo, str]]:
+    with WheelReader(wheel) as reader:
+        return [_summarize_one(wheel, name, algo, reader.read(name)) for name, algo in wanted]
 
 
 def _summarize_one(wheel: str, name: str, algo: str, data: bytes) -> tuple[ElfInfo, str]:

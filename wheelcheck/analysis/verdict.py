@@ -79,6 +79,7 @@ def _tag(policy: Policy, arch: str) -> str:
 
 def _explain(constraints: list[Constraint], policies: list[Policy], verdict: Policy,
              target: Policy | None, arch: str) -> list[Finding]:
+    """A finding for each constraint that fails the target or binds the verdict; the rest are moot."""
     findings = []
     seen = set()
     for c in constraints:
@@ -89,11 +90,15 @@ def _explain(constraints: list[Constraint], policies: list[Policy], verdict: Pol
             continue
         seen.add(identity)
         limit = next(p for p in policies if c.allows(p))
-        fails = target is not None and not _meets(limit, target)
-        severity = "error" if fails else "warning"
+        if target is not None and not _meets(limit, target):
+            severity = "error"
+        elif limit == verdict:
+            severity = "warning" if verdict.is_linux else "info"
+        else:
+            continue
         findings.append(Finding(
             rule=c.rule, severity=severity, file=c.file,
-            message=f"{c.what} → {limit.name if not limit.is_linux else 'linux'} at best",
+            message=f"{c.what} → {limit.name} at best",
             hint=c.hint, symbols=c.symbols, limit=_tag(limit, arch)))
     return findings
 

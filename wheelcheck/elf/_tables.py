@@ -8,16 +8,13 @@ Everything is addressed through the program headers, so stripped section headers
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
 
-__all__ = ["AddressMap", "read_symbols", "count_symbols", "read_verneed", "read_verdef", "read_versym"]
+__all__ = ["AddressMap", "StringTable", "read_symbols", "count_symbols", "read_verneed", "read_verdef",
+           "read_versym"]
 
 VER_FLG_BASE = 0x1
 VER_FLG_WEAK = 0x2
 
-_BINDS = {0: "LOCAL", 1: "GLOBAL", 2: "WEAK", 10: "GNU_UNIQUE"}
-_TYPES = {0: "NOTYPE", 1: "OBJECT", 2: "FUNC", 3: "SECTION", 4: "FILE", 5: "COMMON", 6: "TLS", 10: "GNU_IFUNC"}
-_VISIBILITIES = ("DEFAULT", "INTERNAL", "HIDDEN", "PROTECTED")
 
 
 class AddressMap:
@@ -52,12 +49,12 @@ class StringTable:
         return self._data[start:stop].decode("utf-8", "replace")
 
 
-def count_symbols(data: bytes, amap: AddressMap, tags: dict[str, int], elf_class: int, endian: str) -> int:
-    """Number of .dynsym entries, from DT_HASH or DT_GNU_HASH (there is no size tag for it)."""
-    if "DT_HASH" in tags:
-        off = amap.offset(tags["DT_HASH"])
-        _nbucket, nchain = struct.unpack_from(endian + "II", data, off)
-        return nchain
+def count_symbols(data: bytes, amap: AddressMap, tags: dict[str, int], elf_class: int, endian: str,
+                  hash_word: int = 4) -> int:
+    """Number of .dynsym entries, from DT_GNU_HASH or DT_HASH (there is no size tag for it).
+
+    ``hash_word`` is the DT_HASH entry size: 8 on 64-bit s390x, 4 everywhere else.
+    """
     if "DT_GNU_HASH" in tags:
         off = amap.offset(tags["DT_GNU_HASH"])
         nbuckets, symoffset, bloom_size, _shift = struct.unpack_from(endian + "IIII", data, off)
@@ -72,36 +69,27 @@ def count_symbols(data: bytes, amap: AddressMap, tags: dict[str, int], elf_class
             if value & 1:
                 return last + 1
             last += 1
+    if "DT_HASH" in tags:
+        off = amap.offset(tags["DT_HASH"])
+        _nbucket, nchain = struct.unpack_from(endian + ("QQ" if hash_word == 8 else "II"), data, off)
+        return nchain
     return 0
 
 
-def read_symbols(
-    data: bytes, offset: int, count: int, elf_class: int, endian: str, strings: StringTable
-) -> list[tuple[str, int, int, int, int, int]]:
-    """(name, bind, type, visibility, shndx, size) for each entry after the null symbol."""
+def read_symbols(data: bytes, offset: int, count: int, elf_class: int, endian: str, strings: StringTable):
+    """Columns (names, info, other, shndx, size) of the entries after the null symbol."""
     if elf_class == 64:
-        fmt, entsize = endian + "IBBHQQ", 24
-        order: Callable = lambda e: (e[0], e[1], e[2], e[3], e[5])  # noqa: E731
+        fmt, entsize, cols = endian + "IBBHQQ", 24, (0, 1, 2, 3, 5)
     else:
-        fmt, entsize = endian + "IIIBBH", 16
-        order = lambda e: (e[0], e[3], e[4], e[5], e[2])  # noqa: E731
+        fmt, entsize, cols = endian + "IIIBBH", 16, (0, 3, 4, 5, 2)
     end = offset + count * entsize
     if count < 0 or end > len(data):
         raise ValueError("symbol table runs past the end of the file")
-    out = []
-    get = strings.get
-    for entry in struct.iter_unpack(fmt, data[offset + entsize : end]):
-        name, info, other, shndx, size = order(entry)
-        out.append((get(name), info >> 4, info & 0xF, other & 0x3, shndx, size))
-    return out
-
-
-def symbol_attributes(bind: int, type_: int, visibility: int) -> tuple[str, str, str]:
-    return (
-        _BINDS.get(bind, f"BIND_{bind}"),
-        _TYPES.get(type_, f"TYPE_{type_}"),
-        _VISIBILITIES[visibility],
-    )
+    if count <= 1:
+        return (), b"", b"", (), ()
+    columns = list(zip(*struct.iter_unpack(fmt, data[offset + entsize:end])))
+    name_idx, info, other, shndx, size = (columns[c] for c in cols)
+    return tuple(map(strings.get, name_idx)), bytes(info), bytes(other), shndx, size
 
 
 def read_versym(data: bytes, offset: int, count: int, endian: str) -> tuple[int, ...]:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import NamedTuple
 
-__all__ = ["ElfInfo", "Symbol", "VersionNeed", "EXPORT_BINDS", "EXPORT_VISIBILITIES"]
+__all__ = ["ElfInfo", "Symbol", "SymbolTable", "VersionNeed", "EXPORT_BINDS", "EXPORT_VISIBILITIES"]
 
 EXPORT_BINDS = frozenset({"GLOBAL", "WEAK", "GNU_UNIQUE"})
 EXPORT_VISIBILITIES = frozenset({"DEFAULT", "PROTECTED"})
@@ -42,6 +44,42 @@ class VersionNeed(NamedTuple):
     weak_symbols: tuple[str, ...]  # the subset referenced with STB_WEAK
 
 
+_BINDS = {0: "LOCAL", 1: "GLOBAL", 2: "WEAK", 10: "GNU_UNIQUE"}
+_TYPES = {0: "NOTYPE", 1: "OBJECT", 2: "FUNC", 3: "SECTION", 4: "FILE", 5: "COMMON", 6: "TLS", 10: "GNU_IFUNC"}
+_VISIBILITIES = ("DEFAULT", "INTERNAL", "HIDDEN", "PROTECTED")
+
+
+@dataclass(frozen=True)
+class SymbolTable:
+    """The dynamic symbols in columns: cheap to build, to pickle across processes and to keep.
+
+    Symbol objects are made only when an analysis asks for them; a 400,000-symbol library
+    crosses a process boundary as a few arrays instead of 400,000 objects.
+    """
+
+    names: tuple[str, ...] = ()
+    info: bytes = b""  # st_info: bind << 4 | type
+    other: bytes = b""  # st_other: the low two bits are the visibility
+    defined: bytes = b""  # 1 where st_shndx != SHN_UNDEF
+    sizes: array = field(default_factory=lambda: array("Q"))
+    version_index: array = field(default_factory=lambda: array("H"))  # into version_names, 0 = none
+    version_names: tuple[tuple[str | None, str | None], ...] = ((None, None),)  # (version, library)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def build(self) -> tuple[Symbol, ...]:
+        out = []
+        versions = self.version_names
+        for name, info, other, defined, size, vi in zip(
+                self.names, self.info, self.other, self.defined, self.sizes, self.version_index):
+            version, library = versions[vi]
+            out.append(Symbol(name, bool(defined), _BINDS.get(info >> 4, f"BIND_{info >> 4}"),
+                              _TYPES.get(info & 0xF, f"TYPE_{info & 0xF}"), _VISIBILITIES[other & 3],
+                              version, None if defined else library, size))
+        return tuple(out)
+
+
 @dataclass(frozen=True)
 class ElfInfo:
     """Summary of one ELF member. Parsed once; analyses never reread bytes."""
@@ -62,13 +100,23 @@ class ElfInfo:
     runpath: tuple[str, ...] = ()
     version_needs: tuple[VersionNeed, ...] = ()
     version_defs: tuple[str, ...] = ()
-    symbols: tuple[Symbol, ...] = field(default=(), repr=False)
+    symtab: SymbolTable = field(default_factory=SymbolTable, repr=False)
     isa_level: int | None = None  # x86-64 microarchitecture level (2, 3, 4) from the GNU property note
     isa_problem: str | None = None
     textrel: bool = False
     gnu_stack: bool = False  # a PT_GNU_STACK header exists
     exec_stack: bool = False  # the stack is executable (PF_X on PT_GNU_STACK, or no PT_GNU_STACK)
     has_dynamic: bool = False
+
+    @cached_property
+    def symbols(self) -> tuple[Symbol, ...]:
+        """Every dynamic symbol after the null entry, built from the columns on first use."""
+        return self.symtab.build()
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("symbols", None)  # a cache: the columns travel, the objects are rebuilt on demand
+        return state
 
     @property
     def module_name(self) -> str:

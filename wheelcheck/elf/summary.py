@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import io
 import struct
+from array import array
 
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
 from wheelcheck.elf import _tables
 from wheelcheck.elf.arch import arch_of, x86_isa_level
-from wheelcheck.elf.model import ElfInfo, Symbol, VersionNeed
+from wheelcheck.elf.model import ElfInfo, SymbolTable, VersionNeed
 from wheelcheck.errors import BadElfError
 
 __all__ = ["ELF_MAGIC", "is_elf", "summarize"]
@@ -26,6 +27,8 @@ _DT = {
 _STRING_TAGS = ("DT_NEEDED", "DT_SONAME", "DT_RPATH", "DT_RUNPATH")
 DF_TEXTREL = 0x4
 PF_X = 0x1
+PT_LOAD, PT_DYNAMIC, PT_INTERP, PT_NOTE = 1, 2, 3, 4
+PT_GNU_STACK = 0x6474E551
 
 
 def is_elf(head: bytes) -> bool:
@@ -45,7 +48,7 @@ def summarize(data: bytes, path: str) -> ElfInfo:
 
 
 def _summarize(data: bytes, path: str) -> ElfInfo:
-    elf = ELFFile(io.BytesIO(data))
+    elf = ELFFile(io.BytesIO(data))  # header, with pyelftools' checks and names
     header = elf.header
     endian = "<" if elf.little_endian else ">"
     elf_class = elf.elfclass
@@ -56,25 +59,24 @@ def _summarize(data: bytes, path: str) -> ElfInfo:
     interpreter = None
     gnu_stack = exec_stack = False
     notes = []
-    for index in range(header["e_phnum"]):
-        ph = elf.get_segment(index)
-        ptype = ph["p_type"]
-        if ptype == "PT_LOAD":
-            loads.append((ph["p_vaddr"], ph["p_offset"], ph["p_filesz"]))
-        elif ptype == "PT_DYNAMIC":
-            dynamic = (ph["p_offset"], ph["p_filesz"])
-        elif ptype == "PT_INTERP":
-            interpreter = ph.get_interp_name()
-        elif ptype == "PT_GNU_STACK":
+    for ptype, flags, offset, vaddr, filesz, align in _program_headers(data, header, elf_class, endian):
+        if ptype in (PT_LOAD, PT_DYNAMIC, PT_NOTE, PT_INTERP) and offset + filesz > len(data):
+            raise BadElfError(path, f"truncated ELF file: a segment ends at byte {offset + filesz}, "
+                                    f"past the end ({len(data)})")
+        if ptype == PT_LOAD:
+            loads.append((vaddr, offset, filesz))
+        elif ptype == PT_DYNAMIC:
+            dynamic = (offset, filesz)
+        elif ptype == PT_INTERP:
+            interpreter = data[offset:offset + filesz].split(b"\0", 1)[0].decode("utf-8", "replace")
+        elif ptype == PT_GNU_STACK:
             gnu_stack = True
-            exec_stack = bool(ph["p_flags"] & PF_X)
-        elif ptype == "PT_NOTE" and arch == "x86_64":
-            notes.append(ph)
-        if ph["p_offset"] + ph["p_filesz"] > len(data) and ptype in ("PT_LOAD", "PT_DYNAMIC", "PT_NOTE"):
-            raise BadElfError(path, f"truncated ELF file: a {ptype} segment ends past byte {len(data)}")
+            exec_stack = bool(flags & PF_X)
+        elif ptype == PT_NOTE and arch == "x86_64":
+            notes.append((data[offset:offset + filesz], align))
     if not gnu_stack and header["e_type"] in ("ET_DYN", "ET_EXEC"):
         exec_stack = True  # without PT_GNU_STACK the loader assumes an executable stack
-    isa_level, isa_problem = x86_isa_level(notes) if notes else (None, None)
+    isa_level, isa_problem = x86_isa_level(notes, endian) if notes else (None, None)
 
     base = dict(
         path=path, size=len(data), elf_class=elf_class, endianness="little" if elf.little_endian else "big",
@@ -84,10 +86,25 @@ def _summarize(data: bytes, path: str) -> ElfInfo:
     )
     if dynamic is None:
         return ElfInfo(**base)
-    return ElfInfo(**base, **_read_dynamic(data, dynamic, loads, elf_class, endian))
+    return ElfInfo(**base, **_read_dynamic(data, dynamic, loads, elf_class, endian, header["e_machine"]))
 
 
-def _read_dynamic(data: bytes, dynamic: tuple[int, int], loads, elf_class: int, endian: str) -> dict:
+def _program_headers(data: bytes, header, elf_class: int, endian: str):
+    """(type, flags, offset, vaddr, filesz, align) per program header, unpacked in bulk."""
+    phoff, phnum, phentsize = header["e_phoff"], header["e_phnum"], header["e_phentsize"]
+    if elf_class == 64:
+        fmt = endian + "IIQQQQQQ"
+        order = lambda e: (e[0], e[1], e[2], e[3], e[5], e[7])  # noqa: E731
+    else:
+        fmt = endian + "IIIIIIII"
+        order = lambda e: (e[0], e[6], e[1], e[2], e[4], e[7])  # noqa: E731
+    size = struct.calcsize(fmt)
+    if phnum and (phentsize < size or phoff + phnum * phentsize > len(data)):
+        raise ValueError("program headers lie outside the file")
+    return [order(struct.unpack_from(fmt, data, phoff + i * phentsize)) for i in range(phnum)]
+
+
+def _read_dynamic(data: bytes, dynamic: tuple[int, int], loads, elf_class: int, endian: str, machine: str) -> dict:
     fmt = endian + ("qQ" if elf_class == 64 else "iI")
     entsize = struct.calcsize(fmt)
     off, size = dynamic
@@ -125,16 +142,18 @@ def _read_dynamic(data: bytes, dynamic: tuple[int, int], loads, elf_class: int, 
     )
     if strtab is None or "DT_SYMTAB" not in tags:
         return out
-    symbols, needs, defs = _read_symbol_tables(data, amap, tags, elf_class, endian, strtab)
-    out.update(symbols=symbols, version_needs=needs, version_defs=defs)
+    symtab, needs, defs = _read_symbol_tables(data, amap, tags, elf_class, endian, strtab, machine)
+    out.update(symtab=symtab, version_needs=needs, version_defs=defs)
     return out
 
 
-def _read_symbol_tables(data, amap, tags, elf_class, endian, strtab):
-    count = _tables.count_symbols(data, amap, tags, elf_class, endian)
-    raw = _tables.read_symbols(data, amap.offset(tags["DT_SYMTAB"]), count, elf_class, endian, strtab)
+def _read_symbol_tables(data, amap, tags, elf_class, endian, strtab, machine):
+    hash_word = 8 if (machine, elf_class) == ("EM_S390", 64) else 4
+    count = _tables.count_symbols(data, amap, tags, elf_class, endian, hash_word)
+    names, info, other, shndx, sizes = _tables.read_symbols(
+        data, amap.offset(tags["DT_SYMTAB"]), count, elf_class, endian, strtab)
 
-    # version index -> (name, library it is needed from or None for a definition)
+    # version index -> (name, library it is needed from, or None for a definition)
     versions: dict[int, tuple[str, str | None]] = {}
     need_rows = []
     if "DT_VERNEED" in tags:
@@ -150,29 +169,30 @@ def _read_symbol_tables(data, amap, tags, elf_class, endian, strtab):
             if not flags & _tables.VER_FLG_BASE:
                 defs.append(name)
     versym = _tables.read_versym(data, amap.offset(tags["DT_VERSYM"]), count, endian)[1:] \
-        if "DT_VERSYM" in tags and count else ()
+        if "DT_VERSYM" in tags and count > 1 else (0,) * len(names)
 
-    symbols = []
-    by_version: dict[tuple[str, str], tuple[list[str], list[str]]] = {}
-    attrs = _tables.symbol_attributes
-    for i, (name, bind, type_, vis, shndx, size) in enumerate(raw):
-        version = library = None
-        if versym:
-            index = versym[i] & 0x7FFF
-            if index > 1 and index in versions:
-                version, library = versions[index]
-        b, t, v = attrs(bind, type_, vis)
-        defined = shndx != 0
-        symbols.append(Symbol(name, defined, b, t, v, version, None if defined else library, size))
-        if library is not None and not defined:
-            named, weak = by_version.setdefault((library, version), ([], []))
+    # compact version columns: 0 = unversioned; others index version_names
+    version_names: list[tuple[str | None, str | None]] = [(None, None)]
+    slot = {}
+    for index, entry in sorted(versions.items()):
+        if index > 1:
+            slot[index] = len(version_names)
+            version_names.append(entry)
+    version_index = array("H", (slot.get(v & 0x7FFF, 0) for v in versym))
+    defined = bytes(1 if s else 0 for s in shndx)
+
+    by_version: dict[int, tuple[list[str], list[str]]] = {}
+    for name, vi, is_defined, inf in zip(names, version_index, defined, info):
+        if vi and not is_defined and version_names[vi][1] is not None:
+            named, weak = by_version.setdefault(vi, ([], []))
             named.append(name)
-            if b == "WEAK":
+            if inf >> 4 == 2:  # STB_WEAK
                 weak.append(name)
-    needs = tuple(
-        VersionNeed(library, name, bool(flags & _tables.VER_FLG_WEAK),
-                    tuple(sorted(by_version.get((library, name), ([], []))[0])),
-                    tuple(sorted(by_version.get((library, name), ([], []))[1])))
-        for library, name, _index, flags in need_rows
-    )
-    return tuple(symbols), needs, tuple(defs)
+    needs = []
+    for library, name, index, flags in need_rows:
+        named, weak = by_version.get(slot.get(index, -1), ([], []))
+        needs.append(VersionNeed(library, name, bool(flags & _tables.VER_FLG_WEAK),
+                                 tuple(sorted(named)), tuple(sorted(weak))))
+    symtab = SymbolTable(names=names, info=info, other=other, defined=defined, sizes=array("Q", sizes),
+                         version_index=version_index, version_names=tuple(version_names))
+    return symtab, tuple(needs), tuple(defs)

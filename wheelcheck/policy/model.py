@@ -72,8 +72,15 @@ class PolicySet:
         return len(self._policies)
 
     def for_platform(self, libc: str, arch: str) -> list[Policy]:
-        """Policies of ``libc`` that cover ``arch``, most compatible first, ending with linux."""
-        return [p for p in self._policies if p.libc == libc and p.supports(arch) and not p.is_linux] + [LINUX]
+        """Policies of ``libc`` that cover ``arch``, most compatible first, ending with linux.
+
+        musl has no symbol versions, so nothing in a wheel tells one musl release from another:
+        like auditwheel (on a host whose musl it cannot read), only the newest musl policy is judged.
+        """
+        found = [p for p in self._policies if p.libc == libc and p.supports(arch) and not p.is_linux]
+        if libc == "musl" and found:
+            found = [min(found, key=lambda p: p.priority)]
+        return found + [LINUX]
 
     def find(self, name: str) -> Policy | None:
         """A policy by its name or an alias, with or without an arch suffix stripped by the caller."""
