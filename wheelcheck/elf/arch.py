@@ -50,7 +50,7 @@ def x86_isa_level(notes: list[tuple[bytes, int]], endian: str) -> tuple[int | No
         pos = 0
         while pos + 12 <= len(blob):
             namesz, descsz, ntype = struct.unpack_from(endian + "III", blob, pos)
-            desc_at = pos + 12 + _align(namesz, pad)
+            desc_at = pos + _align(12 + namesz, pad)
             name = blob[pos + 12:pos + 12 + namesz].rstrip(b"\0")
             if ntype == NT_GNU_PROPERTY_TYPE_0 and name == b"GNU":
                 found = _isa_property(blob[desc_at:desc_at + descsz], endian)

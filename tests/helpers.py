@@ -1,0 +1,28 @@
+"""Small helpers shared by the test modules: run the CLI in a subprocess, read its JSON."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_cli(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """``python -m wheelcheck ARGS`` as a user runs it, capturing output."""
+    return subprocess.run([sys.executable, "-m", "wheelcheck", *map(str, args)], capture_output=True,
+                          text=True, cwd=cwd, timeout=600)
+
+
+def audit_json(*args: str | Path) -> tuple[int, dict]:
+    proc = run_cli("audit", "--format", "json", *args)
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def auditwheel_show(wheel: Path) -> dict:
+    """auditwheel 6.8.2's answer (the oracle), from ``auditwheel show --json``."""
+    proc = subprocess.run([sys.executable, "-m", "auditwheel", "show", "--json", str(wheel)],
+                          capture_output=True, text=True, timeout=600)
+    return json.loads(proc.stdout)
