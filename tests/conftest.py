@@ -1,0 +1,79 @@
+"""Shared pytest fixtures: cached ELF builds, ../shared, and the opt-in real-wheel corpus (--corpus)."""
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # so `tests.fixtures` imports under plain `pytest` too, not only `python -m`
+    sys.path.insert(0, str(ROOT))
+
+from tests.fixtures.compile import FixtureBuilder  # noqa: E402
+
+SHARED_DIR = ROOT.parent / "shared"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--corpus", action="store_true", default=False,
+                     help="run tests marked 'corpus' over the real wheels of ../shared/corpus "
+                          "(downloaded to $WHEELCHECK_CORPUS or ~/.cache/wheelcheck-corpus)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "corpus: runs over the real-wheel corpus (opt-in: --corpus)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--corpus"):
+        return
+    skip = pytest.mark.skip(reason="corpus test: pass --corpus to run")
+    for item in items:
+        if "corpus" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def fixture_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where this session (this xdist worker) keeps built fixtures."""
+    return tmp_path_factory.mktemp("fixture-cache")
+
+
+@pytest.fixture(scope="session")
+def build(fixture_cache_dir: Path) -> FixtureBuilder:
+    """``build.compile_c(src, name, target=..., ...)`` -> Path, each distinct build done once per session.
+
+    Returned files are shared: copy one before changing it.
+    """
+    return FixtureBuilder(fixture_cache_dir)
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    if not SHARED_DIR.is_dir():
+        pytest.skip(f"{SHARED_DIR} is absent")
+    return SHARED_DIR
+
+
+def _corpus_wheels(shared: Path) -> list[str]:
+    lines = (shared / "corpus" / "dev-wheels.tsv").read_text().splitlines()
+    return [ln.split("\t")[0] for ln in lines if ln.strip() and not ln.startswith("#")]
+
+
+@pytest.fixture(scope="session")
+def corpus_dir(shared_dir: Path) -> Path:
+    """The corpus wheels, fetched with ../shared/corpus/fetch.py on first use (locked across workers)."""
+    dest = Path(os.environ.get("WHEELCHECK_CORPUS") or Path.home() / ".cache" / "wheelcheck-corpus")
+    dest.mkdir(parents=True, exist_ok=True)
+    with open(dest / ".fetch.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if any(not (dest / name).is_file() for name in _corpus_wheels(shared_dir)):
+            proc = subprocess.run([sys.executable, str(shared_dir / "corpus" / "fetch.py"), str(dest)],
+                                  capture_output=True, text=True)
+            if proc.returncode != 0:
+                pytest.fail(f"corpus fetch into {dest} failed:\n{proc.stdout}\n{proc.stderr}")
+    return dest
