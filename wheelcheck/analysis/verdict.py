@@ -6,12 +6,13 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from wheelcheck.analysis.checks import CHECKS, CheckContext
 from wheelcheck.analysis.constraints import Constraint, collect_constraints
 from wheelcheck.analysis.model import LEGACY_ALIASES, WheelModel, split_platform
 from wheelcheck.analysis.resolve import LIBPYTHON, resolve
 from wheelcheck.elf.model import ElfInfo, is_dynamic_loader
 from wheelcheck.errors import UsageError
-from wheelcheck.policy.model import LINUX, Policy, PolicySet
+from wheelcheck.policy.model import Policy, PolicySet
 from wheelcheck.report.model import FileReport, Finding, WheelReport
 
 __all__ = ["AuditOptions", "judge", "libc_of_elf"]
@@ -61,6 +62,9 @@ def judge(model: WheelModel, options: AuditOptions) -> WheelReport:
             "musl-version", "info", None,
             f"musl has no symbol versions: nothing in the wheel tells musl 1.1 from 1.2, so the verdict "
             f"is the newest musllinux policy whose other rules hold ({verdict.name})"))
+    context = CheckContext(model, elves, resolution, arch, libc, verdict, target, options)
+    for check in CHECKS:
+        report.findings.extend(check(context))
     report.versioned_symbols = _versioned_symbols(elves, options, resolution)
     report.external_libs = sorted({c.key[0] for c in constraints
                                    if c.rule == "external-library" and not c.allows(policies[0])})

@@ -76,6 +76,9 @@ def policy_from_dict(doc: dict[str, Any], origin: str) -> Policy:
         blacklist=MappingProxyType({
             lib: frozenset(_str_list(v, origin, f"{where}: blacklist.{lib}")) for lib, v in blacklist.items()
         }),
+        drivers=frozenset(_str_list(doc.get("drivers", []), origin, f"{where}: drivers")),
+        exposure=MappingProxyType(_field(doc, "exposure", dict, origin, where, default={}) or {}),
+        rules=MappingProxyType(_field(doc, "rules", dict, origin, where, default={}) or {}),
         source=doc.get("source"),
         origin=origin,
         document=MappingProxyType(dict(doc)),

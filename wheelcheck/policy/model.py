@@ -29,6 +29,9 @@ class Policy:
     symbol_versions: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
     lib_whitelist: frozenset[str] = frozenset()
     blacklist: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    drivers: frozenset[str] = frozenset()  # system driver libraries (libcuda.so.1 ...) beyond the built-in list
+    exposure: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))  # thresholds, by family
+    rules: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))  # rule id -> severity or "off"
     source: str | None = None
     origin: str = "bundled"  # where it was loaded from
     document: MappingProxyType = field(default_factory=lambda: MappingProxyType({}), repr=False, compare=False)
