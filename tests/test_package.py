@@ -1,0 +1,38 @@
+"""The built wheel of wheelcheck carries its policies: install it into a fresh venv and audit elsewhere."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+
+from tests.helpers import ROOT
+
+
+def test_installed_wheel_ships_policies_and_audits(tmp_path):
+    dist = tmp_path / "dist"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(dist), str(ROOT)],
+                   check=True, capture_output=True, text=True)
+    (wheel,) = dist.glob("wheelcheck-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    policies = sorted(n for n in names if n.startswith("wheelcheck/policies/") and n.endswith(".json"))
+    shipped = sorted(p.name for p in (ROOT / "policies").glob("*.json"))
+    assert [n.rsplit("/", 1)[1] for n in policies] == shipped
+    assert "wheelcheck/report/audit-schema.json" in names
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([venv / "bin" / "python", "-m", "pip", "install", "-q", str(wheel)], check=True,
+                   capture_output=True, text=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    sample = next((ROOT / "samples").glob("*.whl"))
+    proc = subprocess.run([venv / "bin" / "wheelcheck", "audit", "--format", "json", str(sample)],
+                          cwd=elsewhere, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["wheels"][0]["best_tag"] == "manylinux_2_31_x86_64"
+    listed = subprocess.run([venv / "bin" / "wheelcheck", "policy", "list", "--format", "json"], cwd=elsewhere,
+                            capture_output=True, text=True, check=True)
+    assert len(json.loads(listed.stdout)) == len(shipped) - 1  # schema.json is not a policy
