@@ -80,7 +80,7 @@ def audit_command(
     output: Annotated[Optional[Path], typer.Option(help="Write the report to this file instead of stdout.")] = None,
     jobs: Annotated[Optional[int], typer.Option(help="Worker processes for large wheels (default: CPU count).", min=1)] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print only the verdict lines.")] = False,
-    verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="Also print notes and per-file details.")] = 0,
+    verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="-v: also why the tag is not better; -vv: per-file details.")] = 0,
 ) -> None:
     """Judge each wheel against the policies: exit 0 all pass, 1 a wheel fails, 2 bad input."""
     try:

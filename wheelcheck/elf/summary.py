@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import io
 import struct
 from array import array
 
 from elftools.common.exceptions import ELFError
-from elftools.elf.elffile import ELFFile
+from elftools.elf.enums import ENUM_E_MACHINE, ENUM_E_TYPE, ENUM_EI_OSABI
 
 from wheelcheck.elf import _tables
 from wheelcheck.elf.arch import arch_of, x86_isa_level
@@ -48,11 +47,11 @@ def summarize(data: bytes, path: str) -> ElfInfo:
 
 
 def _summarize(data: bytes, path: str) -> ElfInfo:
-    elf = ELFFile(io.BytesIO(data))  # header, with pyelftools' checks and names
-    header = elf.header
-    endian = "<" if elf.little_endian else ">"
-    elf_class = elf.elfclass
-    arch, arch_problem = arch_of(header["e_machine"], elf_class, elf.little_endian, header["e_flags"])
+    header = _header(data)
+    endian = header["endian"]
+    elf_class = header["class"]
+    little = endian == "<"
+    arch, arch_problem = arch_of(header["e_machine"], elf_class, little, header["e_flags"])
 
     loads: list[tuple[int, int, int]] = []
     dynamic: tuple[int, int] | None = None
@@ -79,14 +78,51 @@ def _summarize(data: bytes, path: str) -> ElfInfo:
     isa_level, isa_problem = x86_isa_level(notes, endian) if notes else (None, None)
 
     base = dict(
-        path=path, size=len(data), elf_class=elf_class, endianness="little" if elf.little_endian else "big",
-        machine=header["e_machine"], osabi=header["e_ident"]["EI_OSABI"], elf_type=header["e_type"],
+        path=path, size=len(data), elf_class=elf_class, endianness="little" if little else "big",
+        machine=header["e_machine"], osabi=header["osabi"], elf_type=header["e_type"],
         arch=arch, arch_problem=arch_problem, interpreter=interpreter, isa_level=isa_level,
         isa_problem=isa_problem, gnu_stack=gnu_stack, exec_stack=exec_stack,
     )
     if dynamic is None:
         return ElfInfo(**base)
     return ElfInfo(**base, **_read_dynamic(data, dynamic, loads, elf_class, endian, header["e_machine"]))
+
+
+def _header(data: bytes) -> dict:
+    """The ELF header fields we use, named with pyelftools' enum tables.
+
+    Parsed with struct rather than ELFFile, which would copy the whole file into a stream (a 179 MB
+    library would be held twice) and read the section headers we do not need.
+    """
+    if len(data) < 52:
+        raise ValueError("shorter than an ELF header")
+    ei_class, ei_data, _version, ei_osabi = data[4], data[5], data[6], data[7]
+    if ei_class not in (1, 2) or ei_data not in (1, 2):
+        raise ValueError(f"bad ELF identification (class {ei_class}, data {ei_data})")
+    endian = "<" if ei_data == 1 else ">"
+    fmt = endian + ("HHIQQQIHHHHHH" if ei_class == 2 else "HHIIIIIHHHHHH")
+    if len(data) < 16 + struct.calcsize(fmt):
+        raise ValueError("shorter than an ELF header")
+    (e_type, e_machine, _ver, _entry, e_phoff, _shoff, e_flags, _ehsize, e_phentsize, e_phnum,
+     *_rest) = struct.unpack_from(fmt, data, 16)
+    return {
+        "class": 64 if ei_class == 2 else 32,
+        "endian": endian,
+        "osabi": _name(ENUM_EI_OSABI, ei_osabi, "ELFOSABI"),
+        "e_type": _name(ENUM_E_TYPE, e_type, "ET"),
+        "e_machine": _name(ENUM_E_MACHINE, e_machine, "EM"),
+        "e_flags": e_flags,
+        "e_phoff": e_phoff,
+        "e_phentsize": e_phentsize,
+        "e_phnum": e_phnum,
+    }
+
+
+def _name(enum: dict, value: int, prefix: str) -> str:
+    for name, number in enum.items():
+        if number == value and not name.startswith("_"):
+            return name
+    return f"{prefix}_{value}"
 
 
 def _program_headers(data: bytes, header, elf_class: int, endian: str):

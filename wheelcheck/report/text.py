@@ -21,12 +21,12 @@ def render_text(report: AuditReport, *, verbosity: int = 0) -> list[Line]:
         lines.append(_verdict_line(wheel))
         if verbosity < 0 or wheel.error is not None:
             continue
-        shown = wheel.findings  # already only what fails the target or binds the verdict
+        shown = [f for f in wheel.findings if verbosity > 0 or f.severity != "info"]
         for file, group in groupby(shown, key=lambda f: f.file or ""):
             lines.append((f"  {file or '(wheel)'}", "bold"))
             for finding in group:
                 lines.extend(_finding_lines(finding, verbosity))
-        if verbosity > 0:
+        if verbosity > 1:
             lines.extend(_details(wheel))
     return lines
 

@@ -19,6 +19,7 @@ MAX_MEMBER_SIZE = 8 << 30  # the largest real wheel members (CUDA libraries) are
 MAX_TOTAL_SIZE = 32 << 30
 MAX_RATIO = 1000  # deflate tops out near 1032:1, reached only by runs of zeros: no real member
 RATIO_FLOOR = 16 << 20  # small members may have any ratio
+_CHUNK = 1 << 20  # inflate in pieces into one preallocated buffer: peak memory is the member, not twice it
 SO_NAME = re.compile(r"\.so(\.\d+)*$")
 
 
@@ -65,8 +66,23 @@ class WheelReader:
             return _guard(self.path, name, lambda: f.read(size))
 
     def read(self, name: str) -> bytes:
+        """The whole member, inflated into one buffer of its declared size (no second copy)."""
+        size = self._by_name[name].file_size
+        buffer = bytearray(size)
+        view = memoryview(buffer)
+        got = 0
         with self._open(name) as f:
-            return _guard(self.path, name, f.read)
+            while True:
+                chunk = _guard(self.path, name, lambda: f.read(_CHUNK))
+                if not chunk:
+                    break
+                if got + len(chunk) > size:
+                    raise BadWheelError(str(self.path), f"member {name} holds more than the {size} bytes it declares")
+                view[got:got + len(chunk)] = chunk
+                got += len(chunk)
+        if got != size:
+            raise BadWheelError(str(self.path), f"member {name} holds {got} bytes, not the {size} it declares")
+        return buffer
 
     def read_text(self, name: str) -> str:
         try:
