@@ -95,7 +95,7 @@ def _blacklisted(elf: ElfInfo, policies: list[Policy]) -> Iterator[Constraint]:
     listed_libs = {lib for p in policies for lib in p.blacklist} & set(elf.needed)
     if not listed_libs:
         return
-    undefined = frozenset(s.name for s in elf.symbols if not s.defined and s.bind != "WEAK")
+    undefined = elf.symtab.undefined_names(strong_only=True)
     for lib in sorted(listed_libs):
 
         def hits(policy: Policy, lib=lib) -> frozenset[str]:
@@ -128,14 +128,14 @@ def _linux_only_rules(elf: ElfInfo, in_purelib: Callable[[str], bool]) -> Iterat
     if elf.isa_problem:
         yield Constraint("isa-level", elf.path, elf.isa_problem, "rebuild for the x86-64 baseline", only_linux)
     if elf.is_extension:
-        used = sorted({s.name for s in elf.symbols if not s.defined and s.name in _PYFPE
-                       and s.type in ("FUNC", "NOTYPE")})
+        table = elf.symtab
+        undefined = table.undefined_names()
+        used = sorted(n for n in _PYFPE if n in undefined and table.type_of(table.position(n)) in ("FUNC", "NOTYPE"))
         if used:
             yield Constraint("pyfpe-jbuf", elf.path, f"uses {', '.join(used)} (an --with-fpectl Python)",
                              "rebuild against a Python built without fpectl", only_linux, tuple(used))
         if elf.python_init and elf.python_init.startswith("init"):
-            ucs2 = sorted({s.name for s in elf.symbols if not s.defined and "PyUnicodeUCS2_" in s.name
-                           and s.type == "FUNC"})
+            ucs2 = sorted(n for n in undefined if "PyUnicodeUCS2_" in n and table.type_of(table.position(n)) == "FUNC")
             if ucs2:
                 yield Constraint("ucs2", elf.path, "built against a narrow-unicode (UCS2) Python",
                                  "rebuild against a wide-unicode (UCS4) Python", only_linux, tuple(ucs2))

@@ -212,7 +212,7 @@ def _file_report(elf: ElfInfo) -> FileReport:
     return FileReport(
         path=elf.path, arch=elf.arch, soname=elf.soname, needed=list(elf.needed), rpath=list(elf.rpath),
         runpath=list(elf.runpath), is_extension=elf.is_extension, versioned_symbols=elf.versioned_symbols(),
-        isa_level=elf.isa_level, exported_symbols=sum(1 for s in elf.symbols if s.is_export))
+        isa_level=elf.isa_level, exported_symbols=elf.export_count)
 
 
 def _check_record(model: WheelModel, report: WheelReport) -> None:

@@ -6,6 +6,7 @@ from array import array
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import NamedTuple
+from collections.abc import Iterable
 
 __all__ = ["ElfInfo", "Symbol", "SymbolTable", "VersionNeed", "EXPORT_BINDS", "EXPORT_VISIBILITIES"]
 
@@ -47,6 +48,7 @@ class VersionNeed(NamedTuple):
 _BINDS = {0: "LOCAL", 1: "GLOBAL", 2: "WEAK", 10: "GNU_UNIQUE"}
 _TYPES = {0: "NOTYPE", 1: "OBJECT", 2: "FUNC", 3: "SECTION", 4: "FILE", 5: "COMMON", 6: "TLS", 10: "GNU_IFUNC"}
 _VISIBILITIES = ("DEFAULT", "INTERNAL", "HIDDEN", "PROTECTED")
+_EXPORT_BIND_CODES = frozenset({1, 2, 10})
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,29 @@ class SymbolTable:
     def __len__(self) -> int:
         return len(self.names)
 
+    def is_export(self, i: int) -> bool:
+        return bool(self.defined[i]) and (self.info[i] >> 4) in _EXPORT_BIND_CODES and (self.other[i] & 3) in (0, 3)
+
+    def export_indices(self) -> list[int]:
+        """Indices of exported symbols (defined; global, weak or unique; default or protected), from the columns."""
+        binds, defined, other = _EXPORT_BIND_CODES, self.defined, self.other
+        return [i for i, inf in enumerate(self.info) if defined[i] and inf >> 4 in binds and other[i] & 3 in (0, 3)]
+
+    def undefined_names(self, *, strong_only: bool = False) -> frozenset[str]:
+        """Names of undefined symbols (strong_only: leave out STB_WEAK references)."""
+        return frozenset(name for name, d, inf in zip(self.names, self.defined, self.info)
+                         if not d and (not strong_only or inf >> 4 != 2))
+
+    def position(self, name: str) -> int | None:
+        """Index of the first symbol called ``name`` (a C-speed scan; no index is kept)."""
+        try:
+            return self.names.index(name)
+        except ValueError:
+            return None
+
+    def type_of(self, i: int) -> str:
+        return _TYPES.get(self.info[i] & 0xF, f"TYPE_{self.info[i] & 0xF}")
+
     def build(self) -> tuple[Symbol, ...]:
         out = []
         versions = self.version_names
@@ -78,6 +103,14 @@ class SymbolTable:
                               _TYPES.get(info & 0xF, f"TYPE_{info & 0xF}"), _VISIBILITIES[other & 3],
                               version, None if defined else library, size))
         return tuple(out)
+
+    def defined_function(self, names: Iterable[str]) -> str | None:
+        """The first of ``names`` that this table defines as a function."""
+        for name in names:
+            i = self.position(name)
+            if i is not None and self.defined[i] and self.type_of(i) == "FUNC":
+                return name
+        return None
 
 
 @dataclass(frozen=True)
@@ -115,22 +148,23 @@ class ElfInfo:
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
-        state.pop("symbols", None)  # a cache: the columns travel, the objects are rebuilt on demand
+        for cache in ("symbols", "python_init"):
+            state.pop(cache, None)  # caches: the columns travel, the rest is rebuilt on demand
         return state
+
+    @property
+    def export_count(self) -> int:
+        return len(self.symtab.export_indices())
 
     @property
     def module_name(self) -> str:
         return self.path.rsplit("/", 1)[-1].split(".", 1)[0]
 
-    @property
+    @cached_property
     def python_init(self) -> str | None:
         """The module init function if this is a Python extension (auditwheel's rule)."""
         mod = self.module_name
-        wanted = {"PyInit_" + mod, "init" + mod, "_cffi_pypyinit_" + mod}
-        for sym in self.symbols:
-            if sym.defined and sym.type == "FUNC" and sym.name in wanted:
-                return sym.name
-        return None
+        return self.symtab.defined_function(("PyInit_" + mod, "init" + mod, "_cffi_pypyinit_" + mod))
 
     @property
     def is_extension(self) -> bool:
