@@ -1,0 +1,113 @@
+"""Project defaults from ``[tool.wheelcheck]`` in pyproject.toml; the command line overrides them.
+
+Each effective setting remembers where it came from (default, pyproject.toml, command line), so
+``wheelcheck config`` can say so.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from wheelcheck.errors import UsageError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = ["SETTINGS", "Setting", "Settings", "find_pyproject", "load_settings"]
+
+
+@dataclass(frozen=True)
+class Setting:
+    key: str
+    kind: type  # str, bool or list (of str)
+    default: Any
+    help: str
+    choices: tuple[str, ...] = ()
+
+
+SETTINGS = {s.key: s for s in (
+    Setting("policy-file", str, None, "judge against the policies in this JSON file"),
+    Setting("plat", str, None, "the tag every wheel must meet (audit) or be repaired to (repair)"),
+    Setting("exclude", list, [], "sonames treated as provided by the system or another wheel"),
+    Setting("lib-path", list, [], "directories to read external libraries from"),
+    Setting("hide-symbols", bool, False, "repair: hide and rename the symbols of vendored libraries"),
+    Setting("fail-on", str, "error", "the lowest finding severity that fails a wheel",
+            ("error", "warning", "info")),
+    Setting("format", str, "text", "output format", ("text", "json", "sarif", "markdown")),
+)}
+
+
+@dataclass(frozen=True)
+class Settings:
+    values: Mapping[str, Any]
+    sources: Mapping[str, str]  # key -> "default" | "<path>" | "command line"
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest pyproject.toml at or above ``start``."""
+    for folder in (start, *start.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_settings(pyproject: Path | None, overrides: Mapping[str, Any]) -> Settings:
+    """Defaults, then ``[tool.wheelcheck]`` of ``pyproject``, then ``overrides`` (values not None)."""
+    values = {key: s.default for key, s in SETTINGS.items()}
+    sources = {key: "default" for key in SETTINGS}
+    if pyproject is not None:
+        for key, value in _read_table(pyproject).items():
+            values[key] = value
+            sources[key] = str(pyproject)
+    for key, value in overrides.items():
+        if value is not None and value != [] and key in SETTINGS:
+            values[key] = value
+            sources[key] = "command line"
+    return Settings(values, sources)
+
+
+def _read_table(path: Path) -> dict[str, Any]:
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(str(path), f"cannot read ({exc})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(str(path), f"not valid TOML ({exc})") from None
+    table = doc.get("tool", {}).get("wheelcheck", {})
+    if not isinstance(table, dict):
+        raise UsageError(str(path), "[tool.wheelcheck] must be a table")
+    out = {}
+    for key, value in table.items():
+        setting = SETTINGS.get(key)
+        if setting is None:
+            known = ", ".join(SETTINGS)
+            raise UsageError(str(path), f"[tool.wheelcheck] has an unknown key '{key}' (known: {known})")
+        out[key] = _checked(path, setting, value)
+    return out
+
+
+def _checked(path: Path, setting: Setting, value: Any) -> Any:
+    where = f"[tool.wheelcheck] {setting.key}"
+    if setting.kind is list:
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise UsageError(str(path), f"{where} must be a string or a list of strings")
+        return value
+    if setting.kind is bool and not isinstance(value, bool):
+        raise UsageError(str(path), f"{where} must be true or false")
+    if setting.kind is str and not isinstance(value, str):
+        raise UsageError(str(path), f"{where} must be a string")
+    if setting.choices and value not in setting.choices:
+        raise UsageError(str(path), f"{where} must be one of {', '.join(setting.choices)}, not {value!r}")
+    return value
