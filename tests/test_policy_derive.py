@@ -74,13 +74,18 @@ def test_aarch64_2_41_matches_auditwheel(roots):
     root = roots("arm64-2.41", *ARM64)
     result = derive_policy(root, bundled_policies())
     ours = _versions(result.document, "aarch64")
-    assert ours == _defined(root, "aarch64-linux-gnu")
+    defined = _defined(root, "aarch64-linux-gnu")
     theirs = {ns: set(v) for ns, v in auditwheel_policies()["manylinux_2_41"]["symbol_versions"]["aarch64"].items()}
-    assert ours["GLIBC"] == theirs["GLIBC"]  # including 2.0, defined by libgcc_s.so.1 (next test)
+    assert ours["GLIBC"] == theirs["GLIBC"] == defined["GLIBC"]  # including 2.0, from libgcc_s.so.1 (next test)
     for ns in ("CXXABI", "GCC", "GLIBCXX"):
-        assert ours[ns] == theirs[ns], ns
-    # no arm64 libatomic1 or zlib1g package among the fixtures: those namespaces are simply absent
-    assert set(theirs) - set(ours) == {"LIBATOMIC", "ZLIB"}
+        assert ours[ns] == theirs[ns] == defined[ns], ns
+    # no arm64 libatomic1 or zlib1g package among the fixtures: those namespaces come from the base policy
+    # (else the policy, which whitelists libz.so.1, would allow any ZLIB version), and the notes say so
+    assert set(defined) == {"GLIBC", "CXXABI", "GCC", "GLIBCXX"}
+    assert ours["LIBATOMIC"] == theirs["LIBATOMIC"] and ours["ZLIB"] == theirs["ZLIB"]
+    assert result.notes == ["no libatomic.so.1 for aarch64 under the root: LIBATOMIC versions copied from manylinux_2_41",
+                            "no libz.so.1 for aarch64 under the root: ZLIB versions copied from manylinux_2_41"]
+    assert "LIBATOMIC, ZLIB versions from manylinux_2_41" in result.document["source"]
 
 
 def test_aarch64_glibc_2_0_comes_from_libgcc_s(roots):

@@ -177,3 +177,13 @@ def test_schema_and_json_errors(tmp_path):
 def test_unreadable_file_is_bad_input(tmp_path):
     proc = run_cli("policy", "validate", tmp_path / "absent.json")
     assert proc.returncode == 2 and "cannot read policy file" in proc.stderr
+
+
+def test_whitelisted_library_without_its_namespace_warns(tmp_path):
+    doc = _doc("manylinux_2_28")
+    del doc["symbol_versions"]["aarch64"]["ZLIB"]  # libz.so.1 stays whitelisted: any ZLIB version would pass
+    path = tmp_path / "manylinux_2_28.json"
+    path.write_text(json.dumps(doc))
+    result = validate_files([path])
+    assert result.ok and [(w.policy, w.field) for w in result.warnings] == [("manylinux_2_28", "symbol_versions.aarch64")]
+    assert "any ZLIB version is allowed" in result.warnings[0].message

@@ -8,6 +8,8 @@ GLIBC namespace like any other. ``*_PRIVATE`` versions are left out: no policy m
 
 The library whitelist, blacklist and priority cannot be read from files; they come from a base policy
 (the bundled policy of the same name, else the newest bundled glibc policy not newer than the one found).
+So do the versions of a namespace whose library is not under the root (no libz.so.1: ZLIB), because a
+policy that whitelists a library but lists no namespace for it would allow any version; a note says so.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from wheelcheck.elf import summarize
 from wheelcheck.errors import BadElfError, UsageError
 from wheelcheck.policy._rootfs import library_dirs, resolve_in_root
 from wheelcheck.policy.model import Policy, PolicySet
-from wheelcheck.policy.versions import PRIVATE, numeric, sorted_versions, split_version_name
+from wheelcheck.policy.versions import NAMESPACE_LIBRARY, PRIVATE, numeric, sorted_versions, split_version_name
 
 __all__ = ["GLIBC_SONAMES", "OTHER_SONAMES", "Derivation", "derive_policy", "find_libraries"]
 
@@ -106,6 +108,7 @@ def derive_policy(root: str | Path, policies: PolicySet, *, name: str | None = N
     release = _glibc_release(root, libraries, versions, notes)
     name = name or f"manylinux_{release.replace('.', '_')}"
     base_policy = _base_policy(policies, name, release, base)
+    _fill_missing(versions, libraries, base_policy, arch, notes)
     document = {
         "name": name,
         "priority": priority if priority is not None else _priority(base_policy, name, release),
@@ -115,10 +118,25 @@ def derive_policy(root: str | Path, policies: PolicySet, *, name: str | None = N
         "symbol_versions": {arch: {ns: sorted_versions(v) for ns, v in sorted(versions.items())}},
         "lib_whitelist": list(base_policy.document.get("lib_whitelist", [])) if base_policy else list(GLIBC_SONAMES),
         "blacklist": dict(base_policy.document.get("blacklist", {})) if base_policy else {},
-        "source": source or _source(root, libraries, release, base_policy),
+        "source": source or _source(root, libraries, release, base_policy, arch),
     }
     return Derivation(document, arch, libraries, release, base_policy.name if base_policy else None,
                       excluded, notes)
+
+
+def _fill_missing(versions: dict[str, set[str]], libraries: list[Library], base: Policy | None, arch: str,
+                  notes: list[str]) -> None:
+    found = {lib.soname for lib in libraries}
+    inherited = base.versions(arch) if base is not None else {}
+    for ns, soname in NAMESPACE_LIBRARY.items():
+        if soname in found or ns in versions:
+            continue
+        if ns in inherited:
+            versions[ns] = set(inherited[ns])
+            notes.append(f"no {soname} for {arch} under the root: {ns} versions copied from {base.name}")
+        else:
+            notes.append(f"no {soname} for {arch} under the root and no {ns} versions to copy: "
+                         f"the policy does not limit {ns}")
 
 
 def _read(root: Path, real: Path, path: str, soname: str) -> Library | None:
@@ -181,7 +199,12 @@ def _release_tuple(version: str) -> tuple[int, int]:
     return (int(major), int(minor or 0)) if major.isdigit() and (minor or "0").isdigit() else (0, 0)
 
 
-def _source(root: Path, libraries: list[Library], release: str, base: Policy | None) -> str:
+def _source(root: Path, libraries: list[Library], release: str, base: Policy | None, arch: str) -> str:
     files = ", ".join(lib.path for lib in libraries)
-    inherited = f"; lib_whitelist, blacklist and priority from {base.name}" if base else ""
-    return f"wheelcheck policy derive --root {root} (glibc {release}): {files}{inherited}"
+    text = f"wheelcheck policy derive --root {root} (glibc {release}): {files}"
+    if base is None:
+        return text
+    found = {lib.soname for lib in libraries}
+    copied = sorted(ns for ns, soname in NAMESPACE_LIBRARY.items() if soname not in found and ns in base.versions(arch))
+    text += f"; lib_whitelist, blacklist and priority from {base.name}"
+    return text + (f"; {', '.join(copied)} versions from {base.name} (library not under the root)" if copied else "")

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from itertools import groupby
 
 from wheelcheck.policy.model import Policy
-from wheelcheck.policy.versions import PRIVATE, is_version, numeric, sorted_versions
+from wheelcheck.policy.versions import NAMESPACE_LIBRARY, PRIVATE, is_version, numeric, sorted_versions
 
 __all__ = ["check"]
 
@@ -27,7 +27,7 @@ _LEGACY = {"manylinux1": "2.5", "manylinux2010": "2.12", "manylinux2014": "2.17"
 def check(policies: list[Policy]) -> list[Issue]:
     found = []
     for policy in policies:
-        found += [*_name_agrees(policy), *_versions_parse(policy)]
+        found += [*_name_agrees(policy), *_versions_parse(policy), *_unlimited_libraries(policy)]
     found += _unique_names(policies)
     for _, family in groupby(sorted(policies, key=lambda p: p.libc), key=lambda p: p.libc):
         members = list(family)
@@ -67,6 +67,17 @@ def _versions_parse(p: Policy) -> Iterator[Issue]:
                 elif ns == "GLIBC" and p.libc == "glibc" and release and (numeric(version) or ()) > release:
                     yield p, field, f"allows {version}, newer than the policy's glibc {p.libc_version} " \
                                     f"(right only if that glibc defines it, e.g. by a backport)", "warning"
+
+
+def _unlimited_libraries(p: Policy) -> Iterator[Issue]:
+    """A whitelisted libstdc++/libgcc_s/libatomic/libz whose namespace is not listed allows any version."""
+    if p.libc != "glibc":
+        return
+    for arch, namespaces in sorted(p.symbol_versions.items()):
+        for ns, soname in NAMESPACE_LIBRARY.items():
+            if soname in p.lib_whitelist and ns not in namespaces:
+                yield p, f"symbol_versions.{arch}", f"lists no {ns} versions although {soname} is whitelisted: " \
+                                                    f"any {ns} version is allowed", "warning"
 
 
 def _unique_names(policies: list[Policy]) -> Iterator[Issue]:

@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["PRIVATE", "is_version", "numeric", "split_version_name", "version_key", "sorted_versions"]
+__all__ = ["NAMESPACE_LIBRARY", "PRIVATE", "is_version", "numeric", "split_version_name", "version_key", "sorted_versions"]
 
 PRIVATE = "PRIVATE"
+# The library that defines each non-glibc namespace a policy limits (GLIBC: the glibc libraries, and
+# libgcc_s.so.1 on some arches). A policy whitelisting the library without listing the namespace
+# would allow any version of it.
+NAMESPACE_LIBRARY = {"GLIBCXX": "libstdc++.so.6", "CXXABI": "libstdc++.so.6", "GCC": "libgcc_s.so.1",
+                     "LIBATOMIC": "libatomic.so.1", "ZLIB": "libz.so.1"}
 _NUMBER = r"[0-9]+(?:\.[0-9]+)*"
 _QUALIFIED = re.compile(rf"^(?:([A-Z][A-Z0-9]*)_)?({_NUMBER})$")
 _MARKER = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*$")
