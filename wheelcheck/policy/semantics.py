@@ -137,8 +137,8 @@ def _versions_subset(more: Policy, less: Policy, arch: str) -> Iterator[Issue]:
         if ns not in mine:
             yield more, field, f"is absent, so any {ns} version is allowed, but the less compatible " \
                                f"{less.name} limits {ns}"
-        elif ns in theirs:
-            extra = sorted_versions(mine[ns] - theirs[ns])
+        elif ns in theirs:  # (unparsable and PRIVATE versions are reported once, by _versions_parse)
+            extra = sorted_versions(v for v in mine[ns] - theirs[ns] if is_version(v) and v != PRIVATE)
             if extra:
                 yield more, field, f"allows {_few(extra)}, which the less compatible {less.name} forbids"
 

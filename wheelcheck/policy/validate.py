@@ -84,7 +84,9 @@ def validate_texts(texts: list[tuple[str, str]]) -> Validation:
         policies.extend(_build(entries, origin, problems))
     for policy, field, message, severity in semantics.check(policies):
         problems.append(Problem(policy.origin, policy.name, field, message, severity))
-    return Validation(tuple(origin for _, origin in texts), tuple(p.name for p in policies), tuple(problems))
+    order = {origin: index for index, (_, origin) in enumerate(texts)}
+    problems.sort(key=lambda p: order.get(p.file, len(order)))  # grouped by file, found order within
+    return Validation(tuple(order), tuple(p.name for p in policies), tuple(problems))
 
 
 def _schema_checked(text: str, origin: str, problems: list[Problem]) -> list[Entry]:
