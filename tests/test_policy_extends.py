@@ -106,6 +106,9 @@ def test_extends_by_alias(tmp_path):
     ([{"name": "a", "extends": "a"}], "extends 'a', which is neither in this file nor a bundled policy"),
     ([{"name": "a", "extends": "nonesuch"}], "extends 'nonesuch', which is neither"),
     ([{"name": "a", "extends": "manylinux_2_28", "lib_whitelist": "libfoo.so.1"}], "'lib_whitelist' must be a list"),
+    ([{"extends": "manylinux_2_28"}], "entry 0: a policy that extends another needs its own 'name'"),
+    ([{"name": "a", "extends": "manylinux_2_28", "symbol_versions": {"x86_64": []}}],
+     "symbol_versions.x86_64 must be an object"),
 ])
 def test_bad_extends(tmp_path, entries, message):
     path = _write(tmp_path, entries)

@@ -50,7 +50,9 @@ def resolve_extends(entries: list[Entry], outside: ParentLookup | None = None) -
         if parent_name is None:
             resolved[index] = (doc, origin)
             return resolved[index]
-        name = doc.get("name", f"entry {index}")
+        name = doc.get("name")
+        if not isinstance(name, str):
+            raise PolicyError(origin, f"entry {index}: a policy that extends another needs its own 'name'")
         if not isinstance(parent_name, str):
             raise PolicyError(origin, f"policy {name}: field 'extends' must be a policy name")
         if name in chain:
