@@ -26,3 +26,20 @@ def auditwheel_show(wheel: Path) -> dict:
     proc = subprocess.run([sys.executable, "-m", "auditwheel", "show", "--json", str(wheel)],
                           capture_output=True, text=True, timeout=600)
     return json.loads(proc.stdout)
+
+
+def auditwheel_policies() -> dict[str, dict]:
+    """auditwheel 6.8.2's own policy data (its manylinux and musllinux JSON files), by policy name."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("auditwheel")
+    if spec is None:
+        import pytest
+
+        pytest.skip("auditwheel (the oracle) is not installed")
+    policy_dir = Path(next(iter(spec.submodule_search_locations))) / "policy"
+    out = {}
+    for filename in ("manylinux-policy.json", "musllinux-policy.json"):
+        for entry in json.loads((policy_dir / filename).read_text(encoding="utf-8")):
+            out[entry["name"]] = entry
+    return out

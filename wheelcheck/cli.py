@@ -26,7 +26,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-policy_app = typer.Typer(help="List and show the bundled policies.", no_args_is_help=True)
+policy_app = typer.Typer(help="List, show, validate, compare and derive policies.", no_args_is_help=True)
 app.add_typer(policy_app, name="policy")
 
 
@@ -140,6 +140,80 @@ def policy_show(
     if policy is None or policy.is_linux:
         _fail(f"{name}: no such policy (known: {', '.join(policies.names())})")
     typer.echo(json.dumps(dict(policy.document), indent=2))
+
+
+@policy_app.command("validate")
+def policy_validate(
+    files: Annotated[Optional[list[Path]], typer.Argument(help="Policy files, checked together (default: the bundled policies).")] = None,
+    fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
+) -> None:
+    """Check policy files against the schema and for meaning: exit 0 valid, 1 problems, 2 unreadable."""
+    from wheelcheck.policy.validate import validate_files, validate_texts
+    from wheelcheck.policy.registry import bundled_texts
+
+    try:
+        result = validate_files(list(files)) if files else validate_texts(bundled_texts())
+    except WheelcheckError as exc:
+        _fail(str(exc))
+    if fmt is Format.json:
+        typer.echo(json.dumps(result.as_dict(), indent=2))
+    else:
+        for problem in result.problems:
+            typer.echo(str(problem))
+        summary = f"{len(result.policies)} policies in {len(result.files)} files"
+        errors, warnings = len(result.errors), len(result.warnings)
+        typer.echo(f"{summary}: {errors} problem{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
+                   if result.problems else f"{summary}: valid")
+    raise typer.Exit(0 if result.ok else 1)
+
+
+@policy_app.command("diff")
+def policy_diff(
+    a: Annotated[str, typer.Argument(help="A bundled policy name or alias, a policy file, or FILE:NAME.")],
+    b: Annotated[str, typer.Argument(help="The policy to compare it with (same forms).")],
+    fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
+) -> None:
+    """What each policy allows that the other does not: exit 0 same, 1 different, 2 bad input."""
+    from wheelcheck.policy.diff import diff_policies
+    from wheelcheck.policy.loader import policy_by_reference
+
+    try:
+        result = diff_policies(policy_by_reference(a), policy_by_reference(b))
+    except WheelcheckError as exc:
+        _fail(str(exc))
+    if fmt is Format.json:
+        typer.echo(json.dumps(result.as_dict(), indent=2))
+    else:
+        typer.echo("\n".join(result.text_lines()))
+    raise typer.Exit(0 if result.same else 1)
+
+
+@policy_app.command("derive")
+def policy_derive(
+    root: Annotated[Path, typer.Option("--root", help="A root filesystem: an unpacked image or unpacked packages.")],
+    name: Annotated[Optional[str], typer.Option(help="Policy name (default: manylinux_X_Y from the glibc found).")] = None,
+    arch: Annotated[Optional[str], typer.Option(help="The architecture to derive for, when the root holds several.")] = None,
+    base: Annotated[Optional[str], typer.Option(help="Take lib_whitelist, blacklist and priority from this policy.")] = None,
+    priority: Annotated[Optional[int], typer.Option(help="Priority (default: from the base policy).", min=1)] = None,
+    source: Annotated[Optional[str], typer.Option(help="The 'source' to record (default: what was read).")] = None,
+    output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write the policy here instead of stdout.")] = None,
+) -> None:
+    """Derive a policy from the symbol versions a root filesystem's system libraries define."""
+    from wheelcheck.policy.derive import derive_policy
+
+    try:
+        result = derive_policy(root, load_policies(), name=name, arch=arch, base=base, priority=priority,
+                               source=source)
+    except WheelcheckError as exc:
+        _fail(str(exc))
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err.print(f"{result.document['name']} for {result.arch} (glibc {result.glibc_release}), from "
+              f"{len(result.libraries)} libraries: {', '.join(lib.soname for lib in result.libraries)}", markup=False)
+    for version, sonames in sorted(result.excluded.items()):
+        err.print(f"left out {version} (defined by {', '.join(sonames)}): no policy may allow it", markup=False)
+    for note in result.notes:
+        err.print(f"note: {note}", markup=False)
+    _write_output(json.dumps(result.document, indent=2) + "\n", output)
 
 
 def main() -> None:

@@ -129,6 +129,8 @@ def _plat_policy(options: AuditOptions, policies: list[Policy], arch: str, libc:
     plat = options.plat
     split = split_platform(plat)
     name = plat
+    if split is None and plat.endswith(f"_{arch}") and _find(policies, plat[:-len(arch) - 1]):
+        split = (plat[:-len(arch) - 1], arch)  # the tag of a policy of --policy-file (acme_2_28_x86_64)
     if split is not None:
         name, plat_arch = split
         if plat_arch != arch:

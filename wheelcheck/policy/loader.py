@@ -9,9 +9,11 @@ from types import MappingProxyType
 from typing import Any
 
 from wheelcheck.errors import PolicyError
+from wheelcheck.policy.extends import Entry, ParentLookup, resolve_extends
 from wheelcheck.policy.model import Policy
 
-__all__ = ["load_policy_file", "policy_from_dict", "parse_policy_json"]
+__all__ = ["load_policy_file", "policy_from_dict", "parse_policy_json", "read_entries", "bundled_parent",
+           "policy_by_reference"]
 
 _NAME = re.compile(r"^(manylinux|musllinux)_(\d+)_(\d+)$")
 _LEGACY_LIBC = {"manylinux1": "2.5", "manylinux2010": "2.12", "manylinux2014": "2.17"}
@@ -27,22 +29,61 @@ def load_policy_file(path: str | Path) -> list[Policy]:
     return parse_policy_json(text, str(path))
 
 
-def parse_policy_json(text: str, origin: str) -> list[Policy]:
+def parse_policy_json(text: str, origin: str, outside: ParentLookup | None = None) -> list[Policy]:
+    """The policies of one file, ``extends`` resolved against the file and ``outside`` (default: bundled)."""
+    entries = resolve_extends(read_entries(text, origin), outside or bundled_parent)
+    return [policy_from_dict(doc, origin) for doc, origin in entries]
+
+
+def read_entries(text: str, origin: str) -> list[Entry]:
+    """The policy objects of a file (ours: one object; auditwheel's: an array), unresolved."""
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise PolicyError(origin, f"not valid JSON (line {exc.lineno}: {exc.msg})") from None
-    entries = doc if isinstance(doc, list) else [doc]
-    policies = []
-    for entry in entries:
+    entries = []
+    for entry in doc if isinstance(doc, list) else [doc]:
         if not isinstance(entry, dict):
             raise PolicyError(origin, "a policy must be a JSON object")
         if entry.get("name") == "linux":
             continue  # auditwheel's array carries the generic linux policy; ours is built in
-        policies.append(policy_from_dict(entry, origin))
-    if not policies:
+        entries.append((entry, origin))
+    if not entries:
         raise PolicyError(origin, "the file holds no policy")
-    return policies
+    return entries
+
+
+def bundled_parent(name: str) -> Entry | None:
+    """A bundled policy's document, for ``extends`` (imported late: the registry is built by this loader)."""
+    from wheelcheck.policy.registry import bundled_policies
+
+    policy = bundled_policies().find(name)
+    if policy is None or policy.is_linux:
+        return None
+    return dict(policy.document), policy.origin
+
+
+def policy_by_reference(ref: str) -> Policy:
+    """A policy named on the command line: a bundled name or alias, a file holding one policy, or FILE:NAME."""
+    path, sep, name = ref.rpartition(":")
+    if sep and Path(path).is_file():
+        policies = load_policy_file(path)
+        found = next((p for p in policies if name == p.name or name in p.aliases), None)
+        if found is None:
+            raise PolicyError(path, f"no policy named {name!r} (the file has {', '.join(p.name for p in policies)})")
+        return found
+    if Path(ref).is_file():
+        policies = load_policy_file(ref)
+        if len(policies) > 1:
+            raise PolicyError(ref, f"the file holds {len(policies)} policies: name one as {ref}:NAME")
+        return policies[0]
+    from wheelcheck.policy.registry import bundled_policies
+
+    found = bundled_policies().find(ref)
+    if found is None or found.is_linux:
+        raise PolicyError(ref, f"neither a policy file nor a bundled policy "
+                               f"(bundled: {', '.join(bundled_policies().names())})")
+    return found
 
 
 def policy_from_dict(doc: dict[str, Any], origin: str) -> Policy:
