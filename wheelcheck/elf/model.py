@@ -107,6 +107,7 @@ class ElfInfo:
     gnu_stack: bool = False  # a PT_GNU_STACK header exists
     exec_stack: bool = False  # the stack is executable (PF_X on PT_GNU_STACK, or no PT_GNU_STACK)
     has_dynamic: bool = False
+    soname_strings: tuple[str, ...] = ()  # soname-looking strings in read-only data, sorted: dlopen candidates
 
     @cached_property
     def symbols(self) -> tuple[Symbol, ...]:
@@ -126,10 +127,18 @@ class ElfInfo:
     def python_init(self) -> str | None:
         """The module init function if this is a Python extension (auditwheel's rule)."""
         mod = self.module_name
-        wanted = {"PyInit_" + mod, "init" + mod, "_cffi_pypyinit_" + mod}
-        for sym in self.symbols:
-            if sym.defined and sym.type == "FUNC" and sym.name in wanted:
-                return sym.name
+        table = self.symtab
+        names = table.names
+        for wanted in ("PyInit_" + mod, "init" + mod, "_cffi_pypyinit_" + mod):
+            start = 0
+            while True:  # on the columns: a 400,000-symbol library is searched, not turned into objects
+                try:
+                    i = names.index(wanted, start)
+                except ValueError:
+                    break
+                if table.defined[i] and table.info[i] & 0xF == 2:  # STT_FUNC
+                    return wanted
+                start = i + 1
         return None
 
     @property
