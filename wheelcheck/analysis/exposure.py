@@ -14,7 +14,7 @@ from fnmatch import fnmatch
 from itertools import compress
 
 from wheelcheck.analysis.context import CheckContext, Fact
-from wheelcheck.analysis.families import Family, count_family, families, group_counts, owns
+from wheelcheck.analysis.families import Family, count_family, families, family_examples, group_counts, owns
 from wheelcheck.elf.model import ElfInfo, SymbolTable
 from wheelcheck.report.model import Finding
 
@@ -27,6 +27,10 @@ _EXPORT_VISIBILITY = bytes(1 if b & 3 in (0, 3) else 0 for b in range(256))  # D
 # Defined by the linker in every shared object of older toolchains; never a choice of the author.
 _LINKER_MADE = frozenset({"_init", "_fini", "_edata", "_end", "__bss_start", "_etext", "__end__", "_DYNAMIC",
                           "_GLOBAL_OFFSET_TABLE_", "__data_start", "data_start", "_IO_stdin_used"})
+
+# What an extension module exports by design: init functions (a Rust or C module may define several, one
+# per submodule) and Cython's per-module __pyx_module_is_main_<name> flag.
+_MODULE_API = ("PyInit_", "_cffi_pypyinit_", "__pyx_module_is_main_")
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,7 @@ class Exposure:
     families: dict[str, int]  # family id -> exported names of it (families at or above min_symbols)
     groups: list[tuple[str, int]]  # the largest namespace / C-prefix groups, largest first
     sentinels: tuple[str, ...]  # exported libstdc++ runtime internals (a static libstdc++)
+    examples: dict[str, tuple[str, ...]] = field(default_factory=dict)  # family id -> a few of its names
 
     def to_fact(self) -> dict:
         return {"exports": self.exports, "beyond_init": self.beyond_init, "gnu_unique": len(self.unique),
@@ -94,18 +99,22 @@ def exposure_of(elf: ElfInfo, top: int = 5) -> Exposure:
         if i < len(names) and names[i] == name:
             del names[i]
     init = elf.python_init
-    beyond = None if init is None else len(names) - (1 if init in names else 0)
+    module_api = [n for n in names if n.startswith(_MODULE_API) or n == init] if init is not None else []
+    beyond = None if init is None else len(names) - len(module_api)
     found = {}
+    examples = {}
     sentinels: list[str] = []
     for fam in families():
         n = count_family(names, fam)
         if n >= fam.min_symbols:
             found[fam.id] = n
+            examples[fam.id] = family_examples(names, fam)
         if fam.sentinels and n:
             sentinels.extend(_with_prefixes(names, fam.sentinels))
-    grouped = names if init is None else [n for n in names if n != init]
+    grouped = names if init is None else [n for n in names if not (n.startswith(_MODULE_API) or n == init)]
     groups = sorted(group_counts(grouped).items(), key=lambda kv: (-kv[1], kv[0]))
-    return Exposure(len(names), beyond, tuple(sorted(unique)), found, groups[:top], tuple(sorted(sentinels)))
+    return Exposure(len(names), beyond, tuple(sorted(unique)), found, groups[:top], tuple(sorted(sentinels)),
+                    examples)
 
 
 def _with_prefixes(sorted_names: list[str], prefixes) -> Iterator[str]:
@@ -166,9 +175,10 @@ def _family_findings(elf: ElfInfo, exp: Exposure, settings: ExposureSettings, ta
             continue
         yield Finding(
             "leaked-library-symbols", severity, elf.path,
-            f"exports {count} {fam.title} symbol{'s' if count != 1 else ''}: a statically linked copy that "
-            f"other code in the process will bind to",
-            f"hide it: -Wl,--exclude-libs,ALL (or a version script) when linking; {fam.note}")
+            f"exports {count} {fam.title} symbol{'s' if count != 1 else ''} ({_names(exp.examples[fid])}): a "
+            f"statically linked copy that other code in the process will bind to",
+            f"hide it: -Wl,--exclude-libs,ALL (or a version script) when linking; {fam.note}",
+            symbols=exp.examples[fid])
 
 
 def _names(symbols, most: int = 3) -> str:

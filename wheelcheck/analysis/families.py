@@ -15,7 +15,8 @@ from fnmatch import fnmatch
 
 from wheelcheck.data import load_table
 
-__all__ = ["Family", "families", "count_prefix", "count_family", "group_counts", "cxx_lead_ins", "owns"]
+__all__ = ["Family", "families", "count_prefix", "count_family", "family_examples", "group_counts", "cxx_lead_ins",
+           "owns"]
 
 # The mangled forms that start a name inside a C++ namespace: functions (with cv/ref qualifiers),
 # vtables, typeinfo, typeinfo names, VTTs, guard variables and local statics of its functions.
@@ -97,6 +98,21 @@ def count_family(sorted_names: list[str], family: Family) -> int:
         for pattern in family.patterns:
             count += sum(1 for _ in filter(pattern.match, candidates))
     return count
+
+
+def family_examples(sorted_names: list[str], family: Family, most: int = 3) -> tuple[str, ...]:
+    """A few exported names of the family, for messages (prefix matches first)."""
+    out: list[str] = []
+    for p in family.prefixes:
+        i = bisect_left(sorted_names, p)
+        while i < len(sorted_names) and sorted_names[i].startswith(p) and len(out) < most:
+            if not sorted_names[i].startswith(family.exclude_prefixes or ("\0",)):
+                out.append(sorted_names[i])
+            i += 1
+    out += [n for n in family.names if len(out) < most and n in set(sorted_names[bisect_left(sorted_names, n):][:1])]
+    for pattern in family.patterns:
+        out += [n for n in filter(pattern.match, _lowercase_range(sorted_names))][:max(0, most - len(out))]
+    return tuple(out[:most])
 
 
 def _has_prefix(name: str, prefixes: tuple[str, ...]) -> bool:

@@ -20,8 +20,9 @@ from wheelcheck.report.model import Finding
 
 __all__ = ["check_runtime_deps", "drivers_of", "unhashed", "runtime_candidates"]
 
-# auditwheel's renaming: libfoo.so.1 -> libfoo-1a2b3c4d.so.1 (repaired twice: libfoo-1a2b3c4d-5e6f7a8b.so.1)
-_HASHES = re.compile(r"(?:-[0-9a-f]{8})+(?=\.so)")
+# auditwheel's renaming puts a hash before the first dot: libfoo.so.1 -> libfoo-1a2b3c4d.so.1,
+# libopenblasp-r0.3.15.so -> libopenblasp-r0-59ffcd50.3.15.so (repaired twice: libfoo-1a2b3c4d-5e6f7a8b.so.1)
+_HASHES = re.compile(r"^([^.]*?)(?:-[0-9a-f]{8})+(?=\.)")
 _STEM = re.compile(r"^(.*?)\.so(?:\.|$)")
 
 
@@ -32,7 +33,7 @@ def drivers_of(policies) -> frozenset[str]:
 
 def unhashed(soname: str) -> str:
     """libcuda-1a2b3c4d.so.1 -> libcuda.so.1: the name before auditwheel's repair renamed it."""
-    return _HASHES.sub("", soname)
+    return _HASHES.sub(r"\1", soname)
 
 
 def _stem(soname: str) -> str:
@@ -42,10 +43,12 @@ def _stem(soname: str) -> str:
 
 def runtime_candidates(elf: ElfInfo) -> list[str]:
     """Soname strings of the file's read-only data that are neither NEEDED nor its own name."""
-    own = {elf.path.rsplit("/", 1)[-1], elf.soname}
+    own = {elf.path.rsplit("/", 1)[-1], elf.soname} - {None}
+    own_stems = {_stem(n) for n in own}  # a library naming itself (libcrypto.so in libcrypto-ab12cd34.so.3)
     needed = set(elf.needed)
     return [s for s in elf.soname_strings
-            if s not in needed and s not in own and not is_dynamic_loader(s) and not LIBPYTHON.match(s)]
+            if s not in needed and s not in own and _stem(s) not in own_stems and not is_dynamic_loader(s)
+            and not LIBPYTHON.match(s)]
 
 
 def _allowed_names(ctx: CheckContext) -> frozenset[str]:

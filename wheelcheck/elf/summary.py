@@ -32,10 +32,12 @@ PT_LOAD, PT_DYNAMIC, PT_INTERP, PT_NOTE = 1, 2, 3, 4
 PT_GNU_STACK = 0x6474E551
 
 
-# A soname-looking string: lib<name>.so, optionally .<digits> parts, not followed by more name characters
-# (so "libfoo.so.%d" format strings and "libfoo.sources" do not count). Not anchored at the start: with
-# tail merging, "libz.so.1" may be stored only as the end of a longer string.
-_SONAME_STRING = re.compile(rb"lib[A-Za-z0-9_+\-][A-Za-z0-9_+.\-]*?\.so(?:\.[0-9]+)*(?![A-Za-z0-9_+.\-])")
+# A soname-looking string: lib<name>.so, optionally .<digits> parts, at the end of a NUL-terminated
+# string, as a dlopen argument is ("libfoo.so.1" or "/opt/x/libfoo.so.1"). Text that merely mentions a
+# library ("ZLIB: /usr/lib/libz.so (ver 1.2.11)" in a build-information string) does not end there, nor
+# do format strings ("libfoo.so.%d"). Not anchored at the start: with tail merging, "libz.so.1" may be
+# stored only as the end of a longer string.
+_SONAME_STRING = re.compile(rb"lib[A-Za-z0-9_+\-][A-Za-z0-9_+.\-]*?\.so(?:\.[0-9]+)*(?=\x00)")
 _MAX_SONAME_STRINGS = 256  # a file naming more is not listing libraries to load
 
 
