@@ -27,8 +27,15 @@ class CheckContext:
 
     @property
     def policy(self) -> Policy:
-        """The policy whose hygiene settings apply: the target when there is one, else the verdict."""
-        return self.target or self.verdict
+        """The policy whose hygiene settings apply: the target when there is one, else the verdict; when
+        the verdict is plain linux, the least compatible policy judged (a team policy file's settings
+        still apply to a wheel that meets none of its tags)."""
+        if self.target is not None:
+            return self.target
+        if not self.verdict.is_linux:
+            return self.verdict
+        real = [p for p in self.policies if not p.is_linux]
+        return real[-1] if real else self.verdict
 
 
 class Fact(NamedTuple):
