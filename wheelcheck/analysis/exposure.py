@@ -126,8 +126,7 @@ def _with_prefixes(sorted_names: list[str], prefixes) -> Iterator[str]:
 
 
 def check_exposure(ctx: CheckContext) -> Iterator[Finding | Fact]:
-    policy = ctx.target or ctx.verdict
-    settings = settings_of(policy.exposure)
+    settings = settings_of(ctx.policy.exposure)
     table = {f.id: f for f in families()}
     for elf in ctx.elves:
         exp = exposure_of(elf)

@@ -95,8 +95,10 @@ def count_family(sorted_names: list[str], family: Family) -> int:
             count += 1
     if family.patterns:
         candidates = _lowercase_range(sorted_names)
-        for pattern in family.patterns:
-            count += sum(1 for _ in filter(pattern.match, candidates))
+        matched: set[str] = set()
+        for pattern in family.patterns:  # a name may match several patterns: count it once
+            matched.update(filter(pattern.match, candidates))
+        count += len(matched)
     return count
 
 
