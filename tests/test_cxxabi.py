@@ -156,3 +156,15 @@ def test_mangling_helpers_on_known_names():
         "std::__cxx11::basic_string<…>::_M_replace"
     assert short_name("_ZSt28__throw_bad_array_new_lengthv") == "std::__throw_bad_array_new_length"
     assert short_name("_Z4takeRKSs") == "take"
+
+
+def test_glibcxx_violation_gets_a_cxx_hint(abi_modules, tmp_path):
+    wheel = build_wheel(tmp_path, "abimod", "1.0", "cp311-cp311-manylinux_2_17_x86_64",
+                        {EXT.format("abimod"): abi_modules[1]})
+    w = one(wheel)
+    # the new-ABI std::string came with GCC 5 (GLIBCXX_3.4.21): manylinux2014's libstdc++ lacks it
+    found = [f for f in w.findings if f.rule == "symbol-version" and "GLIBCXX_3.4.2" in f.message]
+    assert found and not w.passed
+    for f in found:
+        assert "-static-libstdc++" in f.hint and "manylinux image" in f.hint
+        assert short_name(f.symbols[0]) in f.hint  # names the function that pulled the version in

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatch
 
-from wheelcheck.analysis.mangling import short_name
+from wheelcheck.analysis.mangling import has_new_abi, short_name
 from wheelcheck.analysis.resolve import LIBPYTHON, Resolution
 from wheelcheck.data import system_drivers
 from wheelcheck.elf.model import ElfInfo, is_dynamic_loader
@@ -89,8 +89,11 @@ def _version_hint(ns: str, symbols: tuple[str, ...] = ()) -> str:
                 "`zig cc -target <arch>-linux-gnu.<glibc>`), or avoid the functions named")
     if ns in ("GLIBCXX", "CXXABI"):
         pulled = ", ".join(dict.fromkeys(short_name(s) for s in symbols[:3]))
+        new_abi = ("the C++11 string ABI (std::__cxx11) exists only from GLIBCXX_3.4.21: for an older target "
+                   "build with -D_GLIBCXX_USE_CXX11_ABI=0 (what manylinux2014's devtoolset does), or "
+                   if any(has_new_abi(s) for s in symbols) else "")
         return ((f"{pulled} {'comes' if len(symbols) == 1 else 'come'} from a newer libstdc++ than the target "
-                 f"guarantees; " if pulled else "")
+                 f"guarantees; " if pulled else "") + new_abi
                 + "build in the manylinux image of your target (its gcc-toolset links the newer parts statically "
                   "from libstdc++_nonshared.a), or link with -static-libstdc++ -Wl,--exclude-libs,ALL so the "
                   "copy stays private")

@@ -60,6 +60,7 @@ def _allowed_names(ctx: CheckContext) -> frozenset[str]:
 
 def check_runtime_deps(ctx: CheckContext) -> Iterator[Finding | Fact]:
     drivers = drivers_of(ctx.policies or (ctx.policy,))
+    driver_stems = {_stem(d): d for d in drivers}  # libcuda.so.535.104.05 is libcuda.so.1 all the same
     shipped: dict[str, str] = {}
     stems: dict[str, str] = {}
     for elf in ctx.model.elves:
@@ -67,11 +68,12 @@ def check_runtime_deps(ctx: CheckContext) -> Iterator[Finding | Fact]:
             if name:
                 shipped.setdefault(name, elf.path)
                 stems.setdefault(_stem(name), elf.path)
-        if unhashed(elf.soname or elf.path.rsplit("/", 1)[-1]) in drivers:
+        driver = driver_stems.get(_stem(elf.soname or elf.path.rsplit("/", 1)[-1]))
+        if driver is not None:
             yield Finding(
                 "driver-vendored", "error", elf.path,
-                f"is the system driver library {unhashed(elf.soname or elf.path.rsplit('/', 1)[-1])}: it must "
-                f"match the machine's kernel module or GPU driver and must never be vendored",
+                f"is the system driver library {driver}: it must match the machine's kernel module or GPU "
+                f"driver and must never be vendored",
                 "remove it from the wheel (repair never grafts driver libraries); the system provides it")
     allowed = _allowed_names(ctx)
     for path, soname in sorted(ctx.resolution.unresolved):
