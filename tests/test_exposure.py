@@ -142,3 +142,16 @@ def test_large_synthetic_library_is_counted_exactly(tmp_path, count):
     lib = synthetic_library(tmp_path, {"llvm": count, "plain": count // 4})
     exp = exposure_of(summarize(lib.read_bytes(), "libbig.so"))
     assert exp.exports == count + count // 4 and exp.families == {"llvm": count}
+
+
+def test_bad_hygiene_settings_are_policy_errors(tmp_path):
+    from tests.helpers import run_cli
+
+    doc = json.loads((ROOT / "policies" / "manylinux_2_17.json").read_text())
+    for fields, wanted in (({"rules": {"executable-stack": "fatal"}}, "rules.executable-stack"),
+                           ({"exposure": {"families": {"zlib": "loud"}}}, "exposure.families.zlib"),
+                           ({"exposure": {"extension_warn_above": 0}}, "extension_warn_above")):
+        policy = tmp_path / "bad.json"
+        policy.write_text(json.dumps({**doc, **fields}))
+        proc = run_cli("policy", "list", "--policy-file", policy)
+        assert proc.returncode == 2 and wanted in proc.stderr and str(policy) in proc.stderr
