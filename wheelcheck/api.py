@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import os
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from wheelcheck.analysis.verdict import AuditOptions, judge
@@ -52,7 +53,7 @@ def audit_wheel(path: str | Path, options: AuditOptions, lib_path: Iterable[str]
         model = scan_wheel(path, jobs=jobs)
         if lib_path:
             external = find_external_libraries(model, list(lib_path))
-            options = AuditOptions(options.policies, options.plat, options.exclude, external)
+            options = replace(options, external=external)
         return judge(model, options)
     except UsageError:
         raise
@@ -68,9 +69,16 @@ def audit(
     exclude: Iterable[str] = (),
     lib_path: Iterable[str] = (),
     jobs: int | None = None,
+    cxx_abi: str | None = None,
 ) -> AuditReport:
-    """Audit wheels and return the report the CLI renders."""
+    """Audit wheels and return the report the CLI renders.
+
+    ``cxx_abi`` ("old" or "new") overrides the policy's allowed libstdc++ string ABIs.
+    """
     if isinstance(paths, (str, Path)):
         paths = [paths]
-    options = AuditOptions(policies=load_policies(policy_file), plat=plat, exclude=tuple(exclude))
+    if cxx_abi not in (None, "old", "new"):
+        raise UsageError(str(cxx_abi), "--cxx-abi must be 'old' or 'new'")
+    options = AuditOptions(policies=load_policies(policy_file), plat=plat, exclude=tuple(exclude),
+                           cxx_abi=cxx_abi)
     return AuditReport([audit_wheel(p, options, tuple(lib_path), jobs) for p in expand_paths(paths)])

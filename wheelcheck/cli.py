@@ -35,6 +35,11 @@ class Format(str, Enum):
     json = "json"
 
 
+class CxxAbi(str, Enum):
+    old = "old"
+    new = "new"
+
+
 def _fail(message: str) -> None:
     Console(stderr=True, highlight=False, soft_wrap=True).print(f"wheelcheck: error: {message}", style="bold red", markup=False)
     raise typer.Exit(2)
@@ -81,11 +86,12 @@ def audit_command(
     jobs: Annotated[Optional[int], typer.Option(help="Worker processes for large wheels (default: CPU count).", min=1)] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print only the verdict lines.")] = False,
     verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="-v: also why the tag is not better; -vv: per-file details.")] = 0,
+    cxx_abi: Annotated[Optional[CxxAbi], typer.Option("--cxx-abi", help="Require this libstdc++ string ABI (overrides the policy).")] = None,
 ) -> None:
     """Judge each wheel against the policies: exit 0 all pass, 1 a wheel fails, 2 bad input."""
     try:
         report = audit(paths, plat=plat, policy_file=policy_file, exclude=exclude or (),
-                       lib_path=lib_path or (), jobs=jobs)
+                       lib_path=lib_path or (), jobs=jobs, cxx_abi=cxx_abi.value if cxx_abi else None)
     except WheelcheckError as exc:
         _fail(str(exc))
     if fmt is Format.json:
@@ -214,6 +220,22 @@ def policy_derive(
     for note in result.notes:
         err.print(f"note: {note}", markup=False)
     _write_output(json.dumps(result.document, indent=2) + "\n", output)
+
+
+@app.command("rules")
+def rules_command(
+    rule_id: Annotated[Optional[str], typer.Argument(metavar="[ID]", help="A rule id (e.g. executable-stack); none lists them all.")] = None,
+) -> None:
+    """Print the rules reference: what each rule detects, why it breaks programs, how to fix it."""
+    from wheelcheck.report.rules_doc import find_rule, render_index_text, render_rule_text, rule_ids
+
+    if rule_id is None:
+        typer.echo(render_index_text(), nl=False)
+        return
+    rule = find_rule(rule_id)
+    if rule is None:
+        _fail(f"{rule_id}: no such rule (known: {', '.join(rule_ids())})")
+    typer.echo(render_rule_text(rule), nl=False)
 
 
 def main() -> None:

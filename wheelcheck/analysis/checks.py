@@ -1,36 +1,26 @@
-"""Checks beyond the verdict: each takes the judged wheel and returns findings.
+"""Checks beyond the verdict: each takes the judged wheel and returns findings and facts.
 
 The verdict (symbol versions, external libraries, blacklist, ISA) decides the tag; these checks look at
-what breaks real programs regardless of the tag. Each is a pure function of a CheckContext.
+what breaks real programs regardless of the tag. Each is a pure function of a CheckContext that yields
+Findings (rule id, severity, file, message) and Facts (a measured value the report carries per file, or
+for the wheel when ``file`` is None). A policy's ``rules`` object may change a finding's severity or
+turn its rule off; the verdict applies that.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
-from wheelcheck.analysis.model import WheelModel
-from wheelcheck.analysis.resolve import Resolution
-from wheelcheck.elf.model import ElfInfo
-from wheelcheck.policy.model import Policy
+from wheelcheck.analysis.context import CheckContext, Fact
+from wheelcheck.analysis.cxxabi import check_cxx_abi
+from wheelcheck.analysis.exposure import check_exposure
+from wheelcheck.analysis.loading import check_loading
+from wheelcheck.analysis.runtime_deps import check_runtime_deps
 from wheelcheck.report.model import Finding
 
-__all__ = ["CheckContext", "Check", "CHECKS"]
+__all__ = ["CheckContext", "Check", "Fact", "CHECKS"]
 
+Check = Callable[[CheckContext], Iterable["Finding | Fact"]]
 
-@dataclass(frozen=True)
-class CheckContext:
-    model: WheelModel
-    elves: list[ElfInfo]  # the ELF files judged (right arch and libc)
-    resolution: Resolution
-    arch: str
-    libc: str
-    verdict: Policy  # the policy the wheel deserves
-    target: Policy | None  # the policy it must meet (claimed or --plat)
-    options: object  # the AuditOptions of this audit
-
-
-Check = Callable[[CheckContext], Iterable[Finding]]
-
-# The checks run on every audit, in order; a later issue adds to this tuple.
-CHECKS: tuple[Check, ...] = ()
+# The checks run on every audit, in order.
+CHECKS: tuple[Check, ...] = (check_cxx_abi, check_exposure, check_runtime_deps, check_loading)

@@ -11,7 +11,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatch
 
+from wheelcheck.analysis.mangling import has_new_abi, short_name
 from wheelcheck.analysis.resolve import LIBPYTHON, Resolution
+from wheelcheck.data import system_drivers
 from wheelcheck.elf.model import ElfInfo, is_dynamic_loader
 from wheelcheck.policy.model import Policy
 
@@ -55,7 +57,8 @@ def collect_constraints(
         out.extend(_blacklisted(elf, policies))
         out.extend(_linux_only_rules(elf, in_purelib))
     always_allowed = frozenset().union(*(p.whitelist(arch) for p in policies))
-    out.extend(_external_libraries(resolution, arch, exclude, external, always_allowed))
+    drivers = system_drivers().union(*(p.drivers for p in policies))
+    out.extend(_external_libraries(resolution, arch, exclude, external, always_allowed, drivers))
     return out
 
 
@@ -73,20 +76,30 @@ def _symbol_versions(elf: ElfInfo, resolution: Resolution, arch: str, origin: st
             rule="symbol-version",
             file=origin or elf.path,
             what=f"{need.version} needed by {_names(need.symbols) or '(a version reference, no symbol)'}",
-            hint=_version_hint(ns),
+            hint=_version_hint(ns, need.symbols),
             allows=allows,
             symbols=need.symbols,
             key=(need.library, need.version),
         )
 
 
-def _version_hint(ns: str) -> str:
+def _version_hint(ns: str, symbols: tuple[str, ...] = ()) -> str:
     if ns == "GLIBC":
         return ("rebuild against an older glibc (in the manylinux image of your target, or with "
                 "`zig cc -target <arch>-linux-gnu.<glibc>`), or avoid the functions named")
-    if ns in ("GLIBCXX", "CXXABI", "GCC"):
-        return ("rebuild with the toolchain of the manylinux image of your target (its devtoolset links "
-                "newer libstdc++ parts statically), or link libstdc++/libgcc statically")
+    if ns in ("GLIBCXX", "CXXABI"):
+        pulled = ", ".join(dict.fromkeys(short_name(s) for s in symbols[:3]))
+        new_abi = ("the C++11 string ABI (std::__cxx11) exists only from GLIBCXX_3.4.21: for an older target "
+                   "build with -D_GLIBCXX_USE_CXX11_ABI=0 (what manylinux2014's devtoolset does), or "
+                   if any(has_new_abi(s) for s in symbols) else "")
+        return ((f"{pulled} {'comes' if len(symbols) == 1 else 'come'} from a newer libstdc++ than the target "
+                 f"guarantees; " if pulled else "") + new_abi
+                + "build in the manylinux image of your target (its gcc-toolset links the newer parts statically "
+                  "from libstdc++_nonshared.a), or link with -static-libstdc++ -Wl,--exclude-libs,ALL so the "
+                  "copy stays private")
+    if ns == "GCC":
+        return ("build in the manylinux image of your target, or link with -static-libgcc "
+                "(the unwinder and helpers named come from a newer libgcc_s)")
     return "rebuild against an older version of this library, or vendor the library (wheelcheck repair)"
 
 
@@ -146,7 +159,7 @@ def _linux_only_rules(elf: ElfInfo, in_purelib: Callable[[str], bool]) -> Iterat
 
 def _external_libraries(
     resolution: Resolution, arch: str, exclude: tuple[str, ...], external: Mapping[str, ElfInfo],
-    always_allowed: frozenset[str],
+    always_allowed: frozenset[str], drivers: frozenset[str] = frozenset(),
 ) -> Iterator[Constraint]:
     pending = sorted(resolution.unresolved)
     seen: set[str] = set()
@@ -154,6 +167,8 @@ def _external_libraries(
         path, soname = pending.pop(0)
         if LIBPYTHON.match(soname) or is_dynamic_loader(soname) or any(fnmatch(soname, p) for p in exclude):
             continue
+        if soname in drivers:
+            continue  # a system driver: the machine provides it, nothing may vendor it (driver-needed)
 
         def allows(policy: Policy, soname=soname) -> bool:
             return policy.is_linux or soname in policy.whitelist(arch)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from wheelcheck.analysis.model import WheelModel
 from wheelcheck.elf.model import ElfInfo, is_dynamic_loader
 
-__all__ = ["Resolution", "resolve", "LIBPYTHON"]
+__all__ = ["Resolution", "resolve", "LIBPYTHON", "expand_origin", "inside_install_roots"]
 
 LIBPYTHON = re.compile(r"^libpython\d+\.\d+[a-z]*\.so(\.\d+)*$")
 _ORIGIN = re.compile(r"\$(ORIGIN|\{ORIGIN\})")
@@ -106,15 +106,26 @@ def _search(model, index, obj: ElfInfo, soname: str, rpath_chain, root: ElfInfo)
     return None
 
 
-def _search_dir(model: WheelModel, owner: ElfInfo, entry: str) -> str | None:
-    """The install directory an RPATH entry names, or None when it points outside the wheel."""
+def expand_origin(model: WheelModel, owner: ElfInfo, entry: str) -> str | None:
+    """An RPATH entry with $ORIGIN expanded to the owner's virtual install directory (/sp/pkg/...),
+    normalised; None when the entry does not use $ORIGIN."""
     if not _ORIGIN.search(entry):
         return None
     origin = posixpath.dirname(model.install_path(owner.path))
     expanded = posixpath.normpath(_ORIGIN.sub(origin, entry))
-    expanded = _SITE.sub("/sp", expanded)
+    return _SITE.sub("/sp", expanded)
+
+
+def inside_install_roots(expanded: str) -> bool:
+    """Does an expanded path stay inside the install scheme (site-packages, bin, data, headers)?"""
     top = expanded.split("/")[1] if expanded != "/" else ""
-    return expanded if top in _INSTALL_ROOTS else None
+    return top in _INSTALL_ROOTS
+
+
+def _search_dir(model: WheelModel, owner: ElfInfo, entry: str) -> str | None:
+    """The install directory an RPATH entry names, or None when it points outside the wheel."""
+    expanded = expand_origin(model, owner, entry)
+    return expanded if expanded is not None and inside_install_roots(expanded) else None
 
 
 def _compatible(candidate: ElfInfo, root: ElfInfo) -> bool:

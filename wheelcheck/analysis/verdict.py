@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from wheelcheck.analysis.checks import CHECKS, CheckContext
+from wheelcheck.analysis.checks import CHECKS, CheckContext, Fact
 from wheelcheck.analysis.constraints import Constraint, collect_constraints
 from wheelcheck.analysis.model import LEGACY_ALIASES, WheelModel, split_platform
 from wheelcheck.analysis.resolve import LIBPYTHON, resolve
@@ -24,6 +24,7 @@ class AuditOptions:
     plat: str | None = None  # a tag (manylinux_2_17_x86_64) or a policy name (manylinux2014)
     exclude: tuple[str, ...] = ()
     external: Mapping[str, ElfInfo] = field(default_factory=dict)  # libraries found on --lib-path
+    cxx_abi: str | None = None  # --cxx-abi old|new: overrides the policy's allowed C++ string ABIs
 
 
 def libc_of_elf(elf: ElfInfo) -> str | None:
@@ -62,13 +63,19 @@ def judge(model: WheelModel, options: AuditOptions) -> WheelReport:
             "musl-version", "info", None,
             f"musl has no symbol versions: nothing in the wheel tells musl 1.1 from 1.2, so the verdict "
             f"is the newest musllinux policy whose other rules hold ({verdict.name})"))
-    context = CheckContext(model, elves, resolution, arch, libc, verdict, target, options)
+    context = CheckContext(model, elves, resolution, arch, libc, verdict, target, options, tuple(policies))
+    facts: dict[str | None, dict[str, object]] = {}
     for check in CHECKS:
-        report.findings.extend(check(context))
+        for item in check(context):
+            if isinstance(item, Fact):
+                facts.setdefault(item.file, {})[item.name] = item.value
+            else:
+                report.findings.extend(_apply_rule_settings(item, context.policy.rules))
+    report.cxx_abi = facts.get(None, {}).get("cxx_abi")
     report.versioned_symbols = _versioned_symbols(elves, options, resolution)
     report.external_libs = sorted({c.key[0] for c in constraints
                                    if c.rule == "external-library" and not c.allows(policies[0])})
-    report.files = [_file_report(e) for e in elves]
+    report.files = [_file_report(e, facts.get(e.path, {})) for e in elves]
     report.findings.sort(key=lambda f: (f.file or "", _SEVERITY_ORDER[f.severity], f.rule, f.message))
     report.passed = not any(f.severity == "error" for f in report.findings)
     return report
@@ -210,11 +217,21 @@ def _external_found(options: AuditOptions, resolution) -> list[str]:
     return wanted
 
 
-def _file_report(elf: ElfInfo) -> FileReport:
+def _apply_rule_settings(finding: Finding, rules: Mapping[str, str]) -> list[Finding]:
+    """A policy's ``rules`` object: rule id -> severity, or "off" to drop the rule's findings."""
+    setting = rules.get(finding.rule)
+    if setting is None or setting == finding.severity:
+        return [finding]
+    return [] if setting == "off" else [replace(finding, severity=setting)]
+
+
+def _file_report(elf: ElfInfo, facts: Mapping[str, object]) -> FileReport:
+    exposure = facts.get("exposure") or {}
     return FileReport(
         path=elf.path, arch=elf.arch, soname=elf.soname, needed=list(elf.needed), rpath=list(elf.rpath),
         runpath=list(elf.runpath), is_extension=elf.is_extension, versioned_symbols=elf.versioned_symbols(),
-        isa_level=elf.isa_level, exported_symbols=elf.export_count)
+        isa_level=elf.isa_level, exported_symbols=exposure.get("exports", 0), cxx_abi=facts.get("cxx_abi"),
+        exposure=facts.get("exposure"), runtime_libraries=list(facts.get("runtime_libraries", ())))
 
 
 def _check_record(model: WheelModel, report: WheelReport) -> None:

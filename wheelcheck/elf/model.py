@@ -140,6 +140,7 @@ class ElfInfo:
     gnu_stack: bool = False  # a PT_GNU_STACK header exists
     exec_stack: bool = False  # the stack is executable (PF_X on PT_GNU_STACK, or no PT_GNU_STACK)
     has_dynamic: bool = False
+    soname_strings: tuple[str, ...] = ()  # soname-looking strings in read-only data, sorted: dlopen candidates
 
     @cached_property
     def symbols(self) -> tuple[Symbol, ...]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import struct
 from array import array
 
@@ -25,9 +26,18 @@ _DT = {
 }
 _STRING_TAGS = ("DT_NEEDED", "DT_SONAME", "DT_RPATH", "DT_RUNPATH")
 DF_TEXTREL = 0x4
-PF_X = 0x1
+PF_X, PF_W = 0x1, 0x2
 PT_LOAD, PT_DYNAMIC, PT_INTERP, PT_NOTE = 1, 2, 3, 4
 PT_GNU_STACK = 0x6474E551
+
+
+# A soname-looking string: lib<name>.so, optionally .<digits> parts, at the end of a NUL-terminated
+# string, as a dlopen argument is ("libfoo.so.1" or "/opt/x/libfoo.so.1"). Text that merely mentions a
+# library ("ZLIB: /usr/lib/libz.so (ver 1.2.11)" in a build-information string) does not end there, nor
+# do format strings ("libfoo.so.%d"). Not anchored at the start: with tail merging, "libz.so.1" may be
+# stored only as the end of a longer string.
+_SONAME_STRING = re.compile(rb"lib[A-Za-z0-9_+\-][A-Za-z0-9_+.\-]*?\.so(?:\.[0-9]+)*(?=\x00)")
+_MAX_SONAME_STRINGS = 256  # a file naming more is not listing libraries to load
 
 
 def is_elf(head: bytes) -> bool:
@@ -54,6 +64,7 @@ def _summarize(data: bytes, path: str) -> ElfInfo:
     arch, arch_problem = arch_of(header["e_machine"], elf_class, little, header["e_flags"])
 
     loads: list[tuple[int, int, int]] = []
+    load_flags: list[tuple[int, int, int]] = []  # (p_flags, offset, filesz) of each PT_LOAD
     dynamic: tuple[int, int] | None = None
     interpreter = None
     gnu_stack = exec_stack = False
@@ -64,6 +75,7 @@ def _summarize(data: bytes, path: str) -> ElfInfo:
                                     f"past the end ({len(data)})")
         if ptype == PT_LOAD:
             loads.append((vaddr, offset, filesz))
+            load_flags.append((flags, offset, filesz))
         elif ptype == PT_DYNAMIC:
             dynamic = (offset, filesz)
         elif ptype == PT_INTERP:
@@ -82,6 +94,7 @@ def _summarize(data: bytes, path: str) -> ElfInfo:
         machine=header["e_machine"], osabi=header["osabi"], elf_type=header["e_type"],
         arch=arch, arch_problem=arch_problem, interpreter=interpreter, isa_level=isa_level,
         isa_problem=isa_problem, gnu_stack=gnu_stack, exec_stack=exec_stack,
+        soname_strings=_soname_strings(data, load_flags),
     )
     if dynamic is None:
         return ElfInfo(**base)
@@ -123,6 +136,26 @@ def _name(enum: dict, value: int, prefix: str) -> str:
         if number == value and not name.startswith("_"):
             return name
     return f"{prefix}_{value}"
+
+
+def _soname_strings(data: bytes, load_flags: list[tuple[int, int, int]]) -> tuple[str, ...]:
+    """Soname-looking strings in the read-only data: what the file may dlopen (and its NEEDED names).
+
+    Read-only data lives in the PT_LOAD segments that are neither writable nor executable; linkers that
+    do not separate code (old binutils, -z noseparate-code, some lld builds) put it in the one R+X
+    segment instead, so that is scanned when no read-only segment exists. Segments, not sections: this
+    works on files whose section headers are stripped.
+    """
+    chosen = [(off, size) for flags, off, size in load_flags if not flags & (PF_W | PF_X)]
+    if not chosen:
+        chosen = [(off, size) for flags, off, size in load_flags if not flags & PF_W]
+    found: dict[bytes, None] = {}
+    for off, size in chosen:
+        for match in _SONAME_STRING.finditer(data, off, min(off + size, len(data))):
+            found.setdefault(match.group(), None)
+            if len(found) >= _MAX_SONAME_STRINGS:
+                return tuple(sorted(name.decode("ascii") for name in found))
+    return tuple(sorted(name.decode("ascii") for name in found))
 
 
 def _program_headers(data: bytes, header, elf_class: int, endian: str):

@@ -105,6 +105,7 @@ def policy_from_dict(doc: dict[str, Any], origin: str) -> Policy:
     cxx_abi = _str_list(doc.get("cxx_abi", ["old", "new"]), origin, f"{where}: cxx_abi")
     if set(cxx_abi) - {"old", "new"}:
         raise PolicyError(origin, f"{where}: cxx_abi may hold only 'old' and 'new'")
+    _check_settings(doc, origin, where)
     return Policy(
         name=name,
         priority=priority,
@@ -124,6 +125,25 @@ def policy_from_dict(doc: dict[str, Any], origin: str) -> Policy:
         origin=origin,
         document=MappingProxyType(dict(doc)),
     )
+
+
+_SETTINGS = ("off", "info", "warning", "error")
+
+
+def _check_settings(doc: dict[str, Any], origin: str, where: str) -> None:
+    """The hygiene settings (rules, exposure) hold only values the analyses understand."""
+    exposure = doc.get("exposure") or {}
+    if not isinstance(exposure, dict):
+        return  # _field reports the wrong type
+    for field, mapping in (("rules", doc.get("rules") or {}), ("exposure.families", exposure.get("families") or {})):
+        if not isinstance(mapping, dict):
+            raise PolicyError(origin, f"{where}: {field} must be an object")
+        for key, value in mapping.items():
+            if value not in _SETTINGS:
+                raise PolicyError(origin, f"{where}: {field}.{key} must be one of {', '.join(_SETTINGS)}, not {value!r}")
+    limit = exposure.get("extension_warn_above", 1)
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        raise PolicyError(origin, f"{where}: exposure.extension_warn_above must be a positive integer")
 
 
 def _libc_of(doc: dict, name: str, origin: str) -> tuple[str, str]:

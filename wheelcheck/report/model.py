@@ -40,7 +40,10 @@ class FileReport:
     is_extension: bool
     versioned_symbols: dict[str, list[str]]
     isa_level: int | None
-    exported_symbols: int
+    exported_symbols: int  # defined global/weak/unique, default/protected visibility; linker-made ones aside
+    cxx_abi: dict[str, Any] | None = None  # {abi: none|old|new|mixed, old_count, new_count, *_examples}
+    exposure: dict[str, Any] | None = None  # {exports, beyond_init, gnu_unique, families, top_groups}
+    runtime_libraries: list[dict[str, str]] = field(default_factory=list)  # [{soname, status}] dlopen candidates
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -59,6 +62,7 @@ class WheelReport:
     passed: bool = True
     versioned_symbols: dict[str, list[str]] = field(default_factory=dict)
     external_libs: list[str] = field(default_factory=list)
+    cxx_abi: str | None = None  # the wheel's libstdc++ string ABI: none, old, new or mixed
     files: list[FileReport] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     error: str | None = None  # bad input: the one-line problem; nothing else is meaningful then

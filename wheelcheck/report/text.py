@@ -57,7 +57,14 @@ def _details(wheel: WheelReport) -> list[Line]:
         out.append((f"  {lib}: {', '.join(versions)}", "dim"))
     if wheel.external_libs:
         out.append((f"  external libraries: {', '.join(wheel.external_libs)}", "dim"))
+    if wheel.cxx_abi:
+        out.append((f"  C++ string ABI: {wheel.cxx_abi}", "dim"))
     for f in wheel.files:
         kind = "extension" if f.is_extension else "library"
-        out.append((f"  {f.path}: {kind}, {f.exported_symbols} exported symbols, needs {', '.join(f.needed) or 'nothing'}", "dim"))
+        abi = f", C++ ABI {f.cxx_abi['abi']}" if f.cxx_abi and f.cxx_abi["abi"] != "none" else ""
+        families = ", ".join(f"{k} {v}" for k, v in ((f.exposure or {}).get("families") or {}).items())
+        loads = ", ".join(f"{r['soname']} ({r['status']})" for r in f.runtime_libraries)
+        out.append((f"  {f.path}: {kind}, {f.exported_symbols} exported symbols"
+                    + (f" ({families})" if families else "") + abi
+                    + f", needs {', '.join(f.needed) or 'nothing'}" + (f", may load {loads}" if loads else ""), "dim"))
     return out

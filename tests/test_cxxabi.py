@@ -1,0 +1,170 @@
+"""The libstdc++ string ABI rules on g++-built modules: classification, in-wheel mismatch, policy."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import shutil
+
+import pytest
+from elftools.elf.elffile import ELFFile
+
+from tests.fixtures.hygiene_sources import ABI_MODULE, CONSUMER_SRC, PROVIDER_SRC, THROWER_SRC
+from tests.fixtures.wheels import build_wheel
+from tests.helpers import ROOT, audit_json
+from wheelcheck import audit
+from wheelcheck.analysis.mangling import abi_neutral, has_new_abi, has_old_abi, short_name
+
+TAG = "cp311-cp311-linux_x86_64"  # host builds need a newer glibc than most policies allow
+EXT = "pkg/{}.cpython-311-x86_64-linux-gnu.so"
+
+
+def abi_flag(value: int) -> tuple[str, ...]:
+    return (f"-D_GLIBCXX_USE_CXX11_ABI={value}",)
+
+
+def dynamic_names(path) -> list[str]:
+    with open(path, "rb") as f:
+        return [s.name for s in ELFFile(f).get_section_by_name(".dynsym").iter_symbols() if s.name]
+
+
+def one(wheel, **kw):
+    (w,) = audit(wheel, **kw).wheels
+    return w
+
+
+def by_rule(w, rule):
+    return [f for f in w.findings if f.rule == rule]
+
+
+@pytest.fixture
+def abi_modules(build):
+    return {v: build.compile_c(ABI_MODULE, f"abimod{v}.so", cxx=True, flags=abi_flag(v)) for v in (0, 1)}
+
+
+@pytest.mark.parametrize("value, expected", [(0, "old"), (1, "new")])
+def test_module_classified_by_its_abi_flag(abi_modules, tmp_path, value, expected):
+    names = dynamic_names(abi_modules[value])
+    # what the compiler did, read with pyelftools: the new ABI spells std::__cxx11, the old one does not
+    assert any("__cxx11" in n for n in names) == (value == 1)
+    wheel = build_wheel(tmp_path, "abimod", "1.0", TAG, {EXT.format("abimod"): abi_modules[value]})
+    w = one(wheel)
+    (f,) = w.files
+    assert f.cxx_abi["abi"] == expected and w.cxx_abi == expected
+    decided = f.cxx_abi[f"{expected}_examples"]
+    assert decided and f.cxx_abi[f"{expected}_count"] >= len(decided)
+    assert any("abi_join" in s for s in decided), decided  # the module's own export is named first
+    assert all(s in names for s in decided)
+    assert not by_rule(w, "cxx-abi-mixed") and not by_rule(w, "cxx-abi-policy")
+
+
+def test_c_only_module_is_none(build, tmp_path):
+    from tests.fixtures.sources import extension_source
+
+    ext = build.compile_c(extension_source("plainc"), "plainc.so")
+    (w,) = audit(build_wheel(tmp_path, "plainc", "1.0", TAG, {EXT.format("plainc"): ext})).wheels
+    assert w.cxx_abi == "none" and w.files[0].cxx_abi == {
+        "abi": "none", "old_count": 0, "new_count": 0, "old_examples": [], "new_examples": []}
+
+
+@pytest.mark.parametrize("forced, fails", [("new", True), ("old", False)])
+def test_cxx_abi_option_on_old_module(abi_modules, tmp_path, forced, fails):
+    wheel = build_wheel(tmp_path, "abimod", "1.0", TAG, {EXT.format("abimod"): abi_modules[0]})
+    code, doc = audit_json("--cxx-abi", forced, wheel)
+    policy = [f for f in doc["wheels"][0]["findings"] if f["rule"] == "cxx-abi-policy"]
+    assert code == (1 if fails else 0)
+    assert bool(policy) == fails
+    if fails:
+        assert policy[0]["severity"] == "error" and policy[0]["file"] == EXT.format("abimod")
+        assert "--cxx-abi new" in policy[0]["message"] and policy[0]["symbols"]
+
+
+def test_policy_requiring_new_abi(abi_modules, tmp_path):
+    doc = json.loads((ROOT / "policies" / "manylinux_2_28.json").read_text())
+    doc["cxx_abi"] = ["new"]
+    policy_file = tmp_path / "team.json"
+    policy_file.write_text(json.dumps(doc))
+    old = build_wheel(tmp_path / "o", "abimod", "1.0", TAG, {EXT.format("abimod"): abi_modules[0]})
+    new = build_wheel(tmp_path / "n", "abimod", "1.0", TAG, {EXT.format("abimod"): abi_modules[1]})
+    w_old, w_new = one(old, policy_file=policy_file), one(new, policy_file=policy_file)
+    assert not w_old.passed and by_rule(w_old, "cxx-abi-policy")[0].severity == "error"
+    assert w_new.passed and not by_rule(w_new, "cxx-abi-policy")
+
+
+def build_pair(build, tmp_path, provider_abi: int, consumer_abi: int):
+    provider = build.compile_c(PROVIDER_SRC, "libprovider.so", cxx=True, flags=abi_flag(provider_abi)
+                               + ("-Wl,-soname,libprovider.so",))
+    consumer = build.compile_c(CONSUMER_SRC, "consumer.so", cxx=True,
+                               flags=abi_flag(consumer_abi) + ("-Wl,-rpath,$ORIGIN", "-Wl,--no-as-needed"),
+                               libs=(provider,))
+    members = {EXT.format("consumer"): consumer, "pkg/libprovider.so": provider}
+    return build_wheel(tmp_path, "pair", "1.0", TAG, members), consumer, provider
+
+
+def test_mismatch_across_libraries_fails_import_and_audit(build, tmp_path):
+    wheel, consumer, provider = build_pair(build, tmp_path, provider_abi=1, consumer_abi=0)
+    with open(consumer, "rb") as f:
+        needed = [t.needed for t in ELFFile(f).get_section_by_name(".dynamic").iter_tags() if t.entry.d_tag == "DT_NEEDED"]
+    assert "libprovider.so" in needed  # so the two are loaded together
+    # the loader's own verdict: importing the consumer beside its provider fails on the old-ABI name
+    site = tmp_path / "site"
+    site.mkdir()
+    shutil.copy(provider, site / "libprovider.so")
+    shutil.copy(consumer, site / "consumer.so")
+    with pytest.raises(OSError, match=r"undefined symbol: _Z4takeRKSs"):
+        ctypes.CDLL(str(site / "consumer.so"))
+    w = one(wheel)
+    (f,) = by_rule(w, "cxx-abi-mismatch")
+    assert f.severity == "error" and f.file == EXT.format("consumer") and not w.passed
+    assert f.symbols[0] == "_Z4takeRKSs" and "__cxx11" in f.symbols[1] and f.symbols[1] in dynamic_names(provider)
+    assert "pkg/libprovider.so" in f.message and "take" in f.message
+    assert w.cxx_abi == "mixed"
+
+
+def test_same_abi_pair_has_no_mismatch(build, tmp_path):
+    wheel, consumer, provider = build_pair(build, tmp_path, provider_abi=1, consumer_abi=1)
+    w = one(wheel)
+    assert not by_rule(w, "cxx-abi-mismatch") and w.cxx_abi == "new"
+
+
+def test_static_libstdcxx_exported(build, tmp_path):
+    leaky = build.compile_c(THROWER_SRC, "thrower.so", cxx=True, flags=("-static-libstdc++",))
+    hidden = build.compile_c(THROWER_SRC, "thrower.so", cxx=True,
+                             flags=("-static-libstdc++", "-Wl,--exclude-libs,ALL"))
+    exported = dynamic_names(leaky)
+    assert "__gxx_personality_v0" in exported and "__gxx_personality_v0" not in dynamic_names(hidden)
+    w_leaky = one(build_wheel(tmp_path / "a", "thrower", "1.0", TAG, {EXT.format("thrower"): leaky}))
+    w_hidden = one(build_wheel(tmp_path / "b", "thrower", "1.0", TAG, {EXT.format("thrower"): hidden}))
+    (f,) = by_rule(w_leaky, "libstdcxx-exported")
+    assert f.severity == "warning" and any(s.startswith("__cxa_") for s in f.symbols)
+    assert all(s in exported for s in f.symbols)
+    assert not by_rule(w_hidden, "libstdcxx-exported")
+
+
+def test_mangling_helpers_on_known_names():
+    old, new = "_Z4takeRKSs", "_Z4takeRKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"
+    assert has_old_abi(old) and not has_new_abi(old) and has_new_abi(new) and not has_old_abi(new)
+    assert abi_neutral(old) == abi_neutral(new)
+    # two strings: substitution numbers differ between the ABIs (S0_ vs S6_)
+    assert abi_neutral("_Z1fRKSsS0_") == abi_neutral(
+        "_Z1fRKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEES6_")
+    assert abi_neutral("_Z3getB5cxx11v") == abi_neutral("_Z3getv")
+    # "Ss" inside an identifier is not std::string
+    assert not has_old_abi("_ZN4grpc14SslCredentialsERKNS_24SslCredentialsOptionsE")
+    assert has_old_abi("_Z8abi_joinRKSt4listIiSaIiEE")  # std::list<int> of the old ABI
+    assert short_name("_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE10_M_replaceEmmPKcm") == \
+        "std::__cxx11::basic_string<…>::_M_replace"
+    assert short_name("_ZSt28__throw_bad_array_new_lengthv") == "std::__throw_bad_array_new_length"
+    assert short_name("_Z4takeRKSs") == "take"
+
+
+def test_glibcxx_violation_gets_a_cxx_hint(abi_modules, tmp_path):
+    wheel = build_wheel(tmp_path, "abimod", "1.0", "cp311-cp311-manylinux_2_17_x86_64",
+                        {EXT.format("abimod"): abi_modules[1]})
+    w = one(wheel)
+    # the new-ABI std::string came with GCC 5 (GLIBCXX_3.4.21): manylinux2014's libstdc++ lacks it
+    found = [f for f in w.findings if f.rule == "symbol-version" and "GLIBCXX_3.4.2" in f.message]
+    assert found and not w.passed
+    for f in found:
+        assert "-static-libstdc++" in f.hint and "manylinux image" in f.hint
+        assert short_name(f.symbols[0]) in f.hint  # names the function that pulled the version in

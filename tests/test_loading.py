@@ -1,0 +1,91 @@
+"""Unsafe loading and linking: executable stack, text relocations, RPATH/RUNPATH outside the wheel."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from tests.fixtures.hygiene_sources import TEXTREL_SRC
+from tests.fixtures.sources import extension_source
+from tests.fixtures.wheels import build_wheel
+from wheelcheck import audit
+
+TAG = "cp311-cp311-linux_x86_64"
+EXT = "pkg/{}.cpython-311-x86_64-linux-gnu.so"
+
+
+def one(wheel, **kw):
+    (w,) = audit(wheel, **kw).wheels
+    return w
+
+
+def by_rule(w, rule):
+    return [f for f in w.findings if f.rule == rule]
+
+
+def readelf(flag: str, path) -> str:
+    return subprocess.run(["readelf", flag, "-W", str(path)], capture_output=True, text=True, check=True).stdout
+
+
+def test_executable_stack_is_an_error(build, tmp_path):
+    ext = build.compile_c(extension_source("stacky"), "stacky.so", flags=("-Wl,-z,execstack",))
+    stack = next(line for line in readelf("-l", ext).splitlines() if "GNU_STACK" in line)
+    assert "RWE" in stack  # what the linker wrote
+    w = one(build_wheel(tmp_path, "stacky", "1.0", TAG, {EXT.format("stacky"): ext}))
+    (f,) = by_rule(w, "executable-stack")
+    assert f.severity == "error" and f.file == EXT.format("stacky") and not w.passed
+    assert "2.41" in f.message
+
+
+def test_default_build_has_no_loading_findings(build, tmp_path):
+    ext = build.compile_c(extension_source("tidy"), "tidy.so")
+    w = one(build_wheel(tmp_path, "tidy", "1.0", TAG, {EXT.format("tidy"): ext}))
+    rules = {"executable-stack", "text-relocations", "rpath-absolute", "rpath-world-writable", "rpath-relative",
+             "rpath-escapes-wheel"}
+    assert not [f for f in w.findings if f.rule in rules]
+
+
+def test_text_relocations_warn(build, tmp_path):
+    ext = build.compile_c(TEXTREL_SRC, "textrel.so", flags=("-Wl,-z,notext",))
+    assert "TEXTREL" in readelf("-d", ext)
+    w = one(build_wheel(tmp_path, "textrel", "1.0", TAG, {EXT.format("textrel"): ext}))
+    (f,) = by_rule(w, "text-relocations")
+    assert f.severity == "warning" and f.file == EXT.format("textrel") and w.passed
+
+
+@pytest.mark.parametrize("entry, rule, severity", [
+    ("/tmp/build", "rpath-world-writable", "error"),
+    ("/dev/shm/x", "rpath-world-writable", "error"),
+    ("/opt/build/lib", "rpath-absolute", "warning"),
+    ("build/lib", "rpath-relative", "error"),
+    ("$ORIGIN/../../../../lib", "rpath-escapes-wheel", "warning"),
+    ("$ORIGIN/../pkg.libs", None, None),
+    ("$ORIGIN/../torch/lib", None, None),  # another package in site-packages: inside the install tree
+])
+def test_rpath_entries(build, tmp_path, entry, rule, severity):
+    ext = build.compile_c(extension_source("rp"), "rp.so", flags=(f"-Wl,-rpath,{entry}",))
+    assert entry in readelf("-d", ext)
+    w = one(build_wheel(tmp_path, "rp", "1.0", TAG, {EXT.format("rp"): ext}))
+    found = [f for f in w.findings if f.rule.startswith("rpath-")]
+    if rule is None:
+        assert not found
+        return
+    (f,) = found
+    assert (f.rule, f.severity, f.file) == (rule, severity, EXT.format("rp")) and entry in f.message
+    assert w.passed == (severity != "error")
+
+
+def test_rule_settings_turn_a_rule_off(build, tmp_path):
+    import json
+
+    from tests.helpers import ROOT
+
+    ext = build.compile_c(extension_source("stacky"), "stacky.so", flags=("-Wl,-z,execstack",))
+    wheel = build_wheel(tmp_path, "stacky", "1.0", TAG, {EXT.format("stacky"): ext})
+    doc = json.loads((ROOT / "policies" / "manylinux_2_17.json").read_text())
+    doc["rules"] = {"executable-stack": "off"}
+    policy = tmp_path / "lenient.json"
+    policy.write_text(json.dumps(doc))
+    w = one(wheel, policy_file=policy)
+    assert not by_rule(w, "executable-stack") and w.passed

@@ -1,0 +1,177 @@
+"""Just enough of the Itanium C++ mangling to tell libstdc++'s two string ABIs apart.
+
+Not a demangler: a tokenizer that knows where source names (length-prefixed identifiers) begin and end,
+so that "Ss" inside an identifier (``10SslContext``) is not taken for the old std::string, plus a
+readable short name (``std::__cxx11::basic_string<…>::_M_replace``) for messages and hints.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["has_new_abi", "has_old_abi", "abi_neutral", "lead", "short_name", "OLD_HINT"]
+
+# Types that became std::__cxx11::X with _GLIBCXX_USE_CXX11_ABI=1; in the old ABI they are std::X.
+_OLD_STD_TYPES = frozenset({"list", "_List_base", "basic_stringbuf", "basic_istringstream", "basic_ostringstream",
+                            "basic_stringstream"})
+# A cheap filter before tokenizing: every old-ABI marker contains one of these.
+OLD_HINT = re.compile(r"S[sb]|St(?:4list|10_List_base|15basic_stringbuf|1[89]basic_[io]?stringstream)")
+_NEW_STRING = "NSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"
+_NEW_WSTRING = "NSt7__cxx1112basic_stringIwSt11char_traitsIwESaIwEEE"
+_OLD_WSTRING = "SbIwSt11char_traitsIwESaIwEE"
+_SUBSTITUTION = re.compile(r"S(?:[0-9A-Z]*_|s)")
+_DIGITS = re.compile(r"\d+")
+
+
+def has_new_abi(name: str) -> bool:
+    """The std::__cxx11 inline namespace or the [abi:cxx11] tag: the new (C++11) ABI."""
+    return "St7__cxx11" in name or "B5cxx11" in name
+
+
+def _tokens(name: str):
+    """(kind, text) tokens: ('abbr', 'Ss'), ('name', 'list'), ... Skips what it does not model."""
+    i, n = 2, len(name)
+    while i < n:
+        c = name[i]
+        if c.isdigit():
+            m = _DIGITS.match(name, i)
+            length = int(m.group())
+            yield "name", name[m.end():m.end() + length]
+            i = m.end() + length
+        elif c == "S":
+            nxt = name[i + 1:i + 2]
+            if nxt.islower():
+                yield "abbr", "S" + nxt
+                i += 2
+            else:  # substitution S_ / S<seq-id>_
+                end = name.find("_", i)
+                i = end + 1 if end > 0 else n
+        elif c == "T" and (name[i + 1:i + 2] == "_" or name[i + 1:i + 2].isdigit()):
+            end = name.find("_", i)
+            i = end + 1 if end > 0 else n
+        elif c in "CD" and name[i + 1:i + 2].isdigit():  # constructor / destructor
+            i += 2
+        elif c == "A" or (c == "D" and name[i + 1:i + 2] == "v"):  # array A10_, vector Dv4_
+            end = name.find("_", i)
+            i = end + 1 if end > 0 else n
+        elif c == "L" and name[i + 1:i + 2].islower():  # literal L<type><value>E
+            end = name.find("E", i)
+            i = end + 1 if end > 0 else n
+        elif c == "_" and name[i + 1:i + 2].isdigit():  # discriminator _<digit>
+            i += 2
+        elif c == "B":  # ABI tag B<source-name>
+            yield "tag", ""
+            i += 1
+        else:
+            yield "op", c
+            i += 1
+
+
+def has_old_abi(name: str) -> bool:
+    """Does a mangled name mention std::string / std::list / a stringstream of the old ABI?"""
+    if not OLD_HINT.search(name):
+        return False
+    previous = None
+    for kind, text in _tokens(name):
+        if kind == "abbr" and text in ("Ss", "Sb"):
+            return True
+        if kind == "name" and previous == ("abbr", "St") and text in _OLD_STD_TYPES:
+            return True
+        previous = (kind, text)
+    return False
+
+
+def abi_neutral(name: str) -> str:
+    """A key equal for the old- and new-ABI manglings of the same function (std::string parameters).
+
+    The [abi:cxx11] tags go, the new std::string spelled out becomes the old abbreviation, and every
+    substitution reference collapses to one placeholder: the ABIs number substitutions differently
+    because the new string type adds candidates. Other __cxx11 types (list, stringstreams) are not
+    rewritten, so a mismatch on them goes unnoticed rather than misreported.
+    """
+    s = name.replace("B5cxx11", "").replace(_NEW_STRING, "Ss").replace(_NEW_WSTRING, _OLD_WSTRING)
+    return _SUBSTITUTION.sub("S*", s)
+
+
+_LEAD = re.compile(r"_Z(?:N[KVRO]*)?(\d+)")
+
+
+def lead(name: str) -> str | None:
+    """The mangled prefix up to the first identifier: ``_Z4take``, ``_ZN3foo``; None if there is none."""
+    m = _LEAD.match(name)
+    if not m:
+        return None
+    end = m.end() + int(m.group(1))
+    return name[:end] if end <= len(name) else None
+
+
+def short_name(name: str) -> str:
+    """A readable qualified name without parameters, or the name itself when it is not simple."""
+    if not name.startswith("_Z"):
+        return name
+    i = 3 if name.startswith("_ZN") else 2
+    nested = i == 3
+    while nested and i < len(name) and name[i] in "KVRO":
+        i += 1
+    parts: list[str] = []
+    while i < len(name):
+        c = name[i]
+        if name.startswith("St", i) and not parts:
+            parts.append("std")
+            i += 2
+            continue
+        if c.isdigit():
+            m = _DIGITS.match(name, i)
+            end = m.end() + int(m.group())
+            if end > len(name):
+                return name
+            parts.append(name[m.end():end])
+            i = end
+        elif c == "I" and parts:
+            i = _skip_balanced(name, i)
+            parts[-1] += "<…>"
+        elif c == "B":
+            m = _DIGITS.match(name, i + 1)
+            if not m:
+                return name
+            i = m.end() + int(m.group())
+            continue
+        elif c in "CD" and name[i + 1:i + 2].isdigit() and parts:
+            parts.append(("~" if c == "D" else "") + parts[-1].split("<", 1)[0])
+            i += 2
+        else:
+            break
+        if not nested and c.isdigit():
+            if name[i:i + 1] == "I":
+                i = _skip_balanced(name, i)
+                parts[-1] += "<…>"
+            break
+    return "::".join(parts) if parts else name
+
+
+def _skip_balanced(name: str, i: int) -> int:
+    """Past the E that closes the template arguments opening at ``i``."""
+    depth = 0
+    while i < len(name):
+        c = name[i]
+        if c.isdigit():
+            m = _DIGITS.match(name, i)
+            i = m.end() + int(m.group())
+            continue
+        if c == "S" or c == "T":
+            nxt = name[i + 1:i + 2]
+            if c == "S" and nxt.islower():
+                i += 2
+                continue
+            if nxt == "_" or nxt.isdigit() or nxt.isupper():
+                end = name.find("_", i)
+                i = end + 1 if end > 0 else len(name)
+                continue
+        if c in "INLXJF":
+            depth += 1
+        elif c == "E":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return i
