@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,7 +14,7 @@ from wheelcheck.libsearch import find_external_libraries
 from wheelcheck.policy.loader import load_policy_file
 from wheelcheck.policy.model import PolicySet
 from wheelcheck.policy.registry import bundled_policies
-from wheelcheck.report.model import AuditReport, WheelReport
+from wheelcheck.report.model import SEVERITIES, AuditReport, WheelReport
 from wheelcheck.scan import scan_wheel
 
 __all__ = ["audit", "audit_wheel", "expand_paths", "load_policies"]
@@ -47,18 +47,27 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
     return out
 
 
-def audit_wheel(path: str | Path, options: AuditOptions, lib_path: Iterable[str] = (), jobs: int | None = None) -> WheelReport:
+# progress(wheel filename, bytes done, bytes total) while a wheel's ELF members are read
+WheelProgress = Callable[[str, int, int], None]
+
+
+def audit_wheel(path: str | Path, options: AuditOptions, lib_path: Iterable[str] = (), jobs: int | None = None,
+                progress: WheelProgress | None = None) -> WheelReport:
     """Audit one wheel; bad input becomes a report with ``error`` set rather than an exception."""
+    name = Path(path).name
     try:
-        model = scan_wheel(path, jobs=jobs)
+        model = scan_wheel(path, jobs=jobs,
+                           progress=(lambda done, total: progress(name, done, total)) if progress else None)
         if lib_path:
             external = find_external_libraries(model, list(lib_path))
             options = replace(options, external=external)
-        return judge(model, options)
+        report = judge(model, options)
     except UsageError:
         raise
     except WheelcheckError as exc:
-        return WheelReport(filename=Path(path).name, error=str(exc), passed=False)
+        return WheelReport(filename=name, path=str(path), error=str(exc), passed=False)
+    report.path = str(path)
+    return report
 
 
 def audit(
@@ -70,15 +79,22 @@ def audit(
     lib_path: Iterable[str] = (),
     jobs: int | None = None,
     cxx_abi: str | None = None,
+    fail_on: str = "error",
+    progress: WheelProgress | None = None,
 ) -> AuditReport:
     """Audit wheels and return the report the CLI renders.
 
-    ``cxx_abi`` ("old" or "new") overrides the policy's allowed libstdc++ string ABIs.
+    ``cxx_abi`` ("old" or "new") overrides the policy's allowed libstdc++ string ABIs. ``fail_on``
+    ("error", "warning" or "info") is the lowest finding severity that makes a wheel fail. ``progress``
+    is called with (wheel filename, bytes done, bytes total) while each wheel's ELF members are read.
     """
     if isinstance(paths, (str, Path)):
         paths = [paths]
     if cxx_abi not in (None, "old", "new"):
         raise UsageError(str(cxx_abi), "--cxx-abi must be 'old' or 'new'")
+    if fail_on not in SEVERITIES:
+        raise UsageError(str(fail_on), "--fail-on must be 'error', 'warning' or 'info'")
     options = AuditOptions(policies=load_policies(policy_file), plat=plat, exclude=tuple(exclude),
-                           cxx_abi=cxx_abi)
-    return AuditReport([audit_wheel(p, options, tuple(lib_path), jobs) for p in expand_paths(paths)])
+                           cxx_abi=cxx_abi, fail_on=fail_on)
+    return AuditReport([audit_wheel(p, options, tuple(lib_path), jobs, progress) for p in expand_paths(paths)],
+                       fail_on=fail_on)

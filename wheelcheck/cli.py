@@ -15,8 +15,12 @@ from rich.console import Console
 
 from wheelcheck import __version__
 from wheelcheck.api import audit, load_policies
+from wheelcheck.config import Settings, find_pyproject, load_settings
 from wheelcheck.errors import WheelcheckError
 from wheelcheck.report.json_report import render_json
+from wheelcheck.report.markdown import render_markdown
+from wheelcheck.report.progress import terminal_progress
+from wheelcheck.report.sarif import render_sarif
 from wheelcheck.report.text import render_text
 
 app = typer.Typer(
@@ -33,6 +37,19 @@ app.add_typer(policy_app, name="policy")
 class Format(str, Enum):
     text = "text"
     json = "json"
+
+
+class AuditFormat(str, Enum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    markdown = "markdown"
+
+
+class Severity(str, Enum):
+    error = "error"
+    warning = "warning"
+    info = "info"
 
 
 class CxxAbi(str, Enum):
@@ -60,6 +77,27 @@ def _write_output(text: str, output: Path | None) -> None:
         _fail(f"{output}: cannot write the report ({exc.strerror or exc})")
 
 
+CONFIG_HELP = ("Take defaults from [tool.wheelcheck] of this TOML file (default: the nearest pyproject.toml "
+               "from the current directory upward).")
+
+
+def _settings(config: Path | None, overrides: dict) -> Settings:
+    """Defaults < [tool.wheelcheck] of --config or the nearest pyproject.toml < the command line."""
+    try:
+        pyproject = config if config is not None else find_pyproject(Path.cwd())
+        return load_settings(pyproject, overrides)
+    except WheelcheckError as exc:
+        _fail(str(exc))
+
+
+def _value(choice: Enum | None) -> str | None:
+    return None if choice is None else choice.value
+
+
+def _str(path: Path | None) -> str | None:
+    return None if path is None else str(path)
+
+
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"wheelcheck {__version__}")
@@ -81,21 +119,33 @@ def audit_command(
     policy_file: Annotated[Optional[Path], typer.Option(help="Judge against the policies in this JSON file (ours or auditwheel's format).")] = None,
     exclude: Annotated[Optional[list[str]], typer.Option(help="Treat sonames matching this glob as provided (repeatable).")] = None,
     lib_path: Annotated[Optional[list[str]], typer.Option(help="Read external libraries' own needs from this directory (repeatable).")] = None,
-    fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
+    fmt: Annotated[Optional[AuditFormat], typer.Option("--format", help="Output format (default: text).")] = None,
+    fail_on: Annotated[Optional[Severity], typer.Option("--fail-on", help="The lowest finding severity that fails a wheel (default: error).")] = None,
     output: Annotated[Optional[Path], typer.Option(help="Write the report to this file instead of stdout.")] = None,
     jobs: Annotated[Optional[int], typer.Option(help="Worker processes for large wheels (default: CPU count).", min=1)] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print only the verdict lines.")] = False,
     verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="-v: also why the tag is not better; -vv: per-file details.")] = 0,
     cxx_abi: Annotated[Optional[CxxAbi], typer.Option("--cxx-abi", help="Require this libstdc++ string ABI (overrides the policy).")] = None,
+    config: Annotated[Optional[Path], typer.Option("--config", help=CONFIG_HELP)] = None,
 ) -> None:
     """Judge each wheel against the policies: exit 0 all pass, 1 a wheel fails, 2 bad input."""
+    settings = _settings(config, {"plat": plat, "policy-file": _str(policy_file), "exclude": exclude,
+                                  "lib-path": lib_path, "format": _value(fmt), "fail-on": _value(fail_on)})
+    fmt = AuditFormat(settings["format"])
     try:
-        report = audit(paths, plat=plat, policy_file=policy_file, exclude=exclude or (),
-                       lib_path=lib_path or (), jobs=jobs, cxx_abi=cxx_abi.value if cxx_abi else None)
+        with terminal_progress(fmt is AuditFormat.text and not quiet) as progress:
+            report = audit(paths, plat=settings["plat"], policy_file=settings["policy-file"],
+                           exclude=settings["exclude"], lib_path=settings["lib-path"], jobs=jobs,
+                           cxx_abi=cxx_abi.value if cxx_abi else None, fail_on=settings["fail-on"],
+                           progress=progress)
     except WheelcheckError as exc:
         _fail(str(exc))
-    if fmt is Format.json:
+    if fmt is AuditFormat.json:
         _write_output(render_json(report), output)
+    elif fmt is AuditFormat.sarif:
+        _write_output(render_sarif(report, base=Path.cwd()), output)
+    elif fmt is AuditFormat.markdown:
+        _write_output(render_markdown(report), output)
     else:
         lines = render_text(report, verbosity=-1 if quiet else verbose)
         if output is not None:

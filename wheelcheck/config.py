@@ -29,13 +29,14 @@ class Setting:
     default: Any
     help: str
     choices: tuple[str, ...] = ()
+    is_path: bool = False  # relative paths in pyproject.toml are relative to its folder, not the cwd
 
 
 SETTINGS = {s.key: s for s in (
-    Setting("policy-file", str, None, "judge against the policies in this JSON file"),
+    Setting("policy-file", str, None, "judge against the policies in this JSON file", is_path=True),
     Setting("plat", str, None, "the tag every wheel must meet (audit) or be repaired to (repair)"),
     Setting("exclude", list, [], "sonames treated as provided by the system or another wheel"),
-    Setting("lib-path", list, [], "directories to read external libraries from"),
+    Setting("lib-path", list, [], "directories to read external libraries from", is_path=True),
     Setting("hide-symbols", bool, False, "repair: hide and rename the symbols of vendored libraries"),
     Setting("fail-on", str, "error", "the lowest finding severity that fails a wheel",
             ("error", "warning", "info")),
@@ -92,8 +93,17 @@ def _read_table(path: Path) -> dict[str, Any]:
         if setting is None:
             known = ", ".join(SETTINGS)
             raise UsageError(str(path), f"[tool.wheelcheck] has an unknown key '{key}' (known: {known})")
-        out[key] = _checked(path, setting, value)
+        value = _checked(path, setting, value)
+        if setting.is_path:
+            value = _relative_to(path.parent, value)
+        out[key] = value
     return out
+
+
+def _relative_to(folder: Path, value: Any) -> Any:
+    if isinstance(value, list):
+        return [_relative_to(folder, v) for v in value]
+    return str(folder / Path(value).expanduser())
 
 
 def _checked(path: Path, setting: Setting, value: Any) -> Any:

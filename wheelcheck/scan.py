@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from email.parser import HeaderParser
 from pathlib import Path
 
@@ -14,13 +15,20 @@ from wheelcheck.errors import BadElfError
 from wheelcheck.wheel.reader import WheelReader, looks_like_shared_object
 from wheelcheck.wheel.record import record_digest
 
-__all__ = ["scan_wheel", "PARALLEL_THRESHOLD"]
+__all__ = ["scan_wheel", "PARALLEL_THRESHOLD", "Progress"]
 
 PARALLEL_THRESHOLD = 16 << 20  # below this much ELF data, starting processes costs more than it saves
+BATCHES_PER_WORKER_WITH_PROGRESS = 4  # smaller batches so progress moves; each batch reopens the zip
+
+# progress(done, total): bytes of ELF members summarised so far, out of all; called from this process only
+Progress = Callable[[int, int], None]
 
 
-def scan_wheel(path: str | Path, jobs: int | None = None) -> WheelModel:
-    """Read the wheel at ``path``. Raises BadWheelError/BadElfError for bad input."""
+def scan_wheel(path: str | Path, jobs: int | None = None, progress: Progress | None = None) -> WheelModel:
+    """Read the wheel at ``path``. Raises BadWheelError/BadElfError for bad input.
+
+    ``progress``, if given, is called with (bytes done, bytes total) as ELF members are summarised.
+    """
     with WheelReader(path) as reader:
         dist_info = reader.dist_info
         wheel_meta = HeaderParser().parsestr(reader.metadata_text("WHEEL") or "")
@@ -37,7 +45,7 @@ def scan_wheel(path: str | Path, jobs: int | None = None) -> WheelModel:
                 raise BadElfError(f"{reader.path}:{name}", "named like a shared object but is not an ELF file")
         jobs_wanted = [(m.filename, record.algorithm(m.filename)) for m in candidates]
         total = sum(m.file_size for m in candidates)
-        results = _summarize_all(str(reader.path), jobs_wanted, reader, total, jobs)
+        results = _summarize_all(str(reader.path), jobs_wanted, reader, total, jobs, progress)
         elves, problems = [], []
         for (name, _algo), (info, digest) in zip(jobs_wanted, results):
             elves.append(info)
@@ -58,24 +66,39 @@ def scan_wheel(path: str | Path, jobs: int | None = None) -> WheelModel:
         )
 
 
-def _summarize_all(wheel: str, wanted, reader: WheelReader, total: int, jobs: int | None):
+def _summarize_all(wheel: str, wanted, reader: WheelReader, total: int, jobs: int | None,
+                   progress: Progress | None):
+    sizes = reader.file_sizes()
+    report = progress or (lambda done, total: None)
+    report(0, total)
     workers = min(jobs or os.cpu_count() or 1, len(wanted))
     if workers <= 1 or total < PARALLEL_THRESHOLD:
-        return [_summarize_one(wheel, name, algo, reader.read(name)) for name, algo in wanted]
-    # one batch per worker, balanced by size (largest first), so each opens the zip only once
-    sizes = reader.file_sizes()
-    batches: list[list[int]] = [[] for _ in range(workers)]
-    loads = [0] * workers
+        results, done = [], 0
+        for name, algo in wanted:
+            results.append(_summarize_one(wheel, name, algo, reader.read(name)))
+            done += sizes[name]
+            report(done, total)
+        return results
+    # batches balanced by size (largest first): one per worker, so each opens the zip only once, or a few
+    # per worker when someone watches the progress
+    count = workers * (BATCHES_PER_WORKER_WITH_PROGRESS if progress else 1)
+    batches: list[list[int]] = [[] for _ in range(min(count, len(wanted)))]
+    loads = [0] * len(batches)
     for i in sorted(range(len(wanted)), key=lambda i: -sizes[wanted[i][0]]):
         lightest = loads.index(min(loads))
         batches[lightest].append(i)
         loads[lightest] += sizes[wanted[i][0]]
     results: list = [None] * len(wanted)
+    done = 0
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [(batch, pool.submit(_summarize_batch, wheel, [wanted[i] for i in batch])) for batch in batches]
-        for batch, future in futures:
+        futures = {pool.submit(_summarize_batch, wheel, [wanted[i] for i in batch]): (batch, load)
+                   for batch, load in zip(batches, loads)}
+        for future in as_completed(futures):
+            batch, load = futures[future]
             for i, result in zip(batch, future.result()):
                 results[i] = result
+            done += load
+            report(done, total)
     return results
 
 

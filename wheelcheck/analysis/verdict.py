@@ -13,9 +13,9 @@ from wheelcheck.analysis.resolve import LIBPYTHON, resolve
 from wheelcheck.elf.model import ElfInfo, is_dynamic_loader
 from wheelcheck.errors import UsageError
 from wheelcheck.policy.model import Policy, PolicySet
-from wheelcheck.report.model import FileReport, Finding, WheelReport
+from wheelcheck.report.model import SEVERITIES, FileReport, Finding, WheelReport, reaches
 
-__all__ = ["AuditOptions", "judge", "libc_of_elf"]
+__all__ = ["AuditOptions", "Judgement", "assess", "judge", "libc_of_elf"]
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,7 @@ class AuditOptions:
     exclude: tuple[str, ...] = ()
     external: Mapping[str, ElfInfo] = field(default_factory=dict)  # libraries found on --lib-path
     cxx_abi: str | None = None  # --cxx-abi old|new: overrides the policy's allowed C++ string ABIs
+    fail_on: str = "error"  # the lowest finding severity that makes the wheel fail
 
 
 def libc_of_elf(elf: ElfInfo) -> str | None:
@@ -36,13 +37,30 @@ def libc_of_elf(elf: ElfInfo) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class Judgement:
+    """The report with what it was decided from, for views that need more than the findings
+    (``wheelcheck show`` lists what every more compatible policy would still forbid)."""
+
+    report: WheelReport
+    arch: str | None = None
+    policies: tuple[Policy, ...] = ()  # for the wheel's libc and arch, most compatible first
+    constraints: tuple[Constraint, ...] = ()
+
+
 def judge(model: WheelModel, options: AuditOptions) -> WheelReport:
+    return assess(model, options).report
+
+
+def assess(model: WheelModel, options: AuditOptions) -> Judgement:
+    if options.fail_on not in SEVERITIES:
+        raise UsageError(str(options.fail_on), f"fail-on must be one of {', '.join(reversed(SEVERITIES))}")
     report = WheelReport(filename=model.filename, claimed_tags=[t for t in model.platforms])
     _check_record(model, report)
     if not model.elves:
         report.pure = True
-        report.passed = not any(f.severity == "error" for f in report.findings)
-        return report
+        report.passed = not reaches(report.findings, options.fail_on)
+        return Judgement(report)
     arch = _wheel_arch(model)
     libc = _wheel_libc(model)
     report.arch, report.libc = arch, libc
@@ -77,8 +95,8 @@ def judge(model: WheelModel, options: AuditOptions) -> WheelReport:
                                    if c.rule == "external-library" and not c.allows(policies[0])})
     report.files = [_file_report(e, facts.get(e.path, {})) for e in elves]
     report.findings.sort(key=lambda f: (f.file or "", _SEVERITY_ORDER[f.severity], f.rule, f.message))
-    report.passed = not any(f.severity == "error" for f in report.findings)
-    return report
+    report.passed = not reaches(report.findings, options.fail_on)
+    return Judgement(report, arch, tuple(policies), tuple(constraints))
 
 
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}

@@ -19,14 +19,14 @@ def render_markdown(report: AuditReport) -> str:
         target = f"`{w.target_tag}`" if w.target_tag else ""
         lines.append(f"| `{w.filename}` | {_ICON[w.passed]} {'pass' if w.passed else 'fail'} | {best} | {target} |")
     for w in report.wheels:
-        lines.extend(_wheel_section(w))
+        lines.extend(_wheel_section(w, report.fail_on == "info"))
     return "\n".join(lines) + "\n"
 
 
-def _wheel_section(w: WheelReport) -> list[str]:
+def _wheel_section(w: WheelReport, with_info: bool) -> list[str]:
     if w.error is not None:
         return ["", f"### `{w.filename}`", "", f"Error: {_escape(w.error)}"]
-    shown = [f for f in w.findings if f.severity != "info"]
+    shown = [f for f in w.findings if with_info or f.severity != "info"]
     if not shown:
         return []
     out = ["", f"### `{w.filename}`", "", "| severity | rule | file | finding | hint |", "|---|---|---|---|---|"]

@@ -5,10 +5,16 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["Finding", "FileReport", "WheelReport", "AuditReport", "SEVERITIES", "SCHEMA_VERSION"]
+__all__ = ["Finding", "FileReport", "WheelReport", "AuditReport", "SEVERITIES", "SCHEMA_VERSION", "reaches"]
 
 SCHEMA_VERSION = 1
 SEVERITIES = ("info", "warning", "error")
+
+
+def reaches(findings: "list[Finding]", fail_on: str = "error") -> bool:
+    """Does any finding have ``fail_on``'s severity or a higher one? (--fail-on: such a wheel fails.)"""
+    floor = SEVERITIES.index(fail_on)
+    return any(SEVERITIES.index(f.severity) >= floor for f in findings)
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,7 @@ class FileReport:
 @dataclass
 class WheelReport:
     filename: str
+    path: str | None = None  # the wheel's path as given (SARIF locations point at it)
     pure: bool = False
     arch: str | None = None
     libc: str | None = None
@@ -72,6 +79,8 @@ class WheelReport:
             return {"filename": self.filename, "error": self.error}
         out = asdict(self)
         del out["error"]
+        if self.path is None:
+            del out["path"]
         out["files"] = [f.to_dict() for f in self.files]
         out["findings"] = [f.to_dict() for f in self.findings]
         return out
@@ -80,6 +89,7 @@ class WheelReport:
 @dataclass
 class AuditReport:
     wheels: list[WheelReport]
+    fail_on: str = "error"  # the lowest finding severity that made a wheel fail (its ``passed``)
 
     @property
     def exit_code(self) -> int:
@@ -94,5 +104,6 @@ class AuditReport:
         return {
             "schema_version": SCHEMA_VERSION,
             "tool": {"name": "wheelcheck", "version": __version__},
+            "fail_on": self.fail_on,
             "wheels": [w.to_dict() for w in self.wheels],
         }

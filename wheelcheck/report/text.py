@@ -21,7 +21,7 @@ def render_text(report: AuditReport, *, verbosity: int = 0) -> list[Line]:
         lines.append(_verdict_line(wheel))
         if verbosity < 0 or wheel.error is not None:
             continue
-        shown = [f for f in wheel.findings if verbosity > 0 or f.severity != "info"]
+        shown = [f for f in wheel.findings if verbosity > 0 or f.severity != "info" or report.fail_on == "info"]
         for file, group in groupby(shown, key=lambda f: f.file or ""):
             lines.append((f"  {file or '(wheel)'}", "bold"))
             for finding in group:
