@@ -8,7 +8,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 
-from wheelcheck.analysis.verdict import AuditOptions, judge
+from wheelcheck.analysis.show import ShowView, show_view
+from wheelcheck.analysis.verdict import AuditOptions, assess, judge
 from wheelcheck.errors import UsageError, WheelcheckError
 from wheelcheck.libsearch import find_external_libraries
 from wheelcheck.policy.loader import load_policy_file
@@ -17,7 +18,7 @@ from wheelcheck.policy.registry import bundled_policies
 from wheelcheck.report.model import SEVERITIES, AuditReport, WheelReport
 from wheelcheck.scan import scan_wheel
 
-__all__ = ["audit", "audit_wheel", "expand_paths", "load_policies"]
+__all__ = ["audit", "audit_wheel", "expand_paths", "load_policies", "show"]
 
 
 def load_policies(policy_file: str | Path | None = None) -> PolicySet:
@@ -81,12 +82,14 @@ def audit(
     cxx_abi: str | None = None,
     fail_on: str = "error",
     progress: WheelProgress | None = None,
+    isa_check: bool = True,
 ) -> AuditReport:
     """Audit wheels and return the report the CLI renders.
 
     ``cxx_abi`` ("old" or "new") overrides the policy's allowed libstdc++ string ABIs. ``fail_on``
     ("error", "warning" or "info") is the lowest finding severity that makes a wheel fail. ``progress``
     is called with (wheel filename, bytes done, bytes total) while each wheel's ELF members are read.
+    ``isa_check=False`` allows x86-64 ISA levels above the baseline (auditwheel's --disable-isa-ext-check).
     """
     if isinstance(paths, (str, Path)):
         paths = [paths]
@@ -95,6 +98,22 @@ def audit(
     if fail_on not in SEVERITIES:
         raise UsageError(str(fail_on), "--fail-on must be 'error', 'warning' or 'info'")
     options = AuditOptions(policies=load_policies(policy_file), plat=plat, exclude=tuple(exclude),
-                           cxx_abi=cxx_abi, fail_on=fail_on)
+                           cxx_abi=cxx_abi, fail_on=fail_on, isa_check=isa_check)
     return AuditReport([audit_wheel(p, options, tuple(lib_path), jobs, progress) for p in expand_paths(paths)],
                        fail_on=fail_on)
+
+
+def show(
+    path: str | Path,
+    *,
+    policy_file: str | Path | None = None,
+    lib_path: Iterable[str] = (),
+    isa_check: bool = True,
+    jobs: int | None = None,
+) -> ShowView:
+    """auditwheel show's answer for one wheel (``wheelcheck show``). Bad input raises a WheelcheckError."""
+    options = AuditOptions(policies=load_policies(policy_file), isa_check=isa_check)
+    model = scan_wheel(path, jobs=jobs)
+    if lib_path:
+        options = replace(options, external=find_external_libraries(model, list(lib_path)))
+    return show_view(assess(model, options), options)

@@ -58,7 +58,7 @@ class CxxAbi(str, Enum):
 
 
 def _fail(message: str) -> None:
-    Console(stderr=True, highlight=False, soft_wrap=True).print(f"wheelcheck: error: {message}", style="bold red", markup=False)
+    Console(stderr=True, highlight=False, soft_wrap=True, emoji=False).print(f"wheelcheck: error: {message}", style="bold red", markup=False)
     raise typer.Exit(2)
 
 
@@ -127,38 +127,52 @@ def audit_command(
     verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="-v: also why the tag is not better; -vv: per-file details.")] = 0,
     cxx_abi: Annotated[Optional[CxxAbi], typer.Option("--cxx-abi", help="Require this libstdc++ string ABI (overrides the policy).")] = None,
     config: Annotated[Optional[Path], typer.Option("--config", help=CONFIG_HELP)] = None,
+    reports: Annotated[Optional[list[str]], typer.Option("--report", metavar="FORMAT:FILE", help="Also write the report in this format to this file (repeatable), e.g. sarif:results.sarif.")] = None,
+    disable_isa_ext_check: Annotated[bool, typer.Option("--disable-isa-ext-check", help="Do not check the x86-64 ISA level (x86-64-v2 and above).")] = False,
 ) -> None:
     """Judge each wheel against the policies: exit 0 all pass, 1 a wheel fails, 2 bad input."""
     settings = _settings(config, {"plat": plat, "policy-file": _str(policy_file), "exclude": exclude,
                                   "lib-path": lib_path, "format": _value(fmt), "fail-on": _value(fail_on)})
     fmt = AuditFormat(settings["format"])
+    extra = [_report_target(spec) for spec in reports or ()]
     try:
         with terminal_progress(fmt is AuditFormat.text and not quiet) as progress:
             report = audit(paths, plat=settings["plat"], policy_file=settings["policy-file"],
                            exclude=settings["exclude"], lib_path=settings["lib-path"], jobs=jobs,
                            cxx_abi=cxx_abi.value if cxx_abi else None, fail_on=settings["fail-on"],
-                           progress=progress)
+                           progress=progress, isa_check=not disable_isa_ext_check)
     except WheelcheckError as exc:
         _fail(str(exc))
-    if fmt is AuditFormat.json:
-        _write_output(render_json(report), output)
-    elif fmt is AuditFormat.sarif:
-        _write_output(render_sarif(report, base=Path.cwd()), output)
-    elif fmt is AuditFormat.markdown:
-        _write_output(render_markdown(report), output)
+    for extra_fmt, path in extra:
+        _write_output(_rendered(report, extra_fmt, verbosity=-1 if quiet else verbose), path)
+    if fmt is AuditFormat.text and output is None:
+        console = Console(highlight=False, soft_wrap=True)
+        for text, style in render_text(report, verbosity=-1 if quiet else verbose):
+            console.print(text, style=style, markup=False)
     else:
-        lines = render_text(report, verbosity=-1 if quiet else verbose)
-        if output is not None:
-            _write_output("".join(text + "\n" for text, _ in lines), output)
-        else:
-            console = Console(highlight=False, soft_wrap=True)
-            for text, style in lines:
-                console.print(text, style=style, markup=False)
+        _write_output(_rendered(report, fmt, verbosity=-1 if quiet else verbose), output)
     for wheel in report.wheels:
         if wheel.error is not None:
             Console(stderr=True, highlight=False, soft_wrap=True).print(f"wheelcheck: error: {wheel.error}", style="bold red",
                                                        markup=False)
     raise typer.Exit(report.exit_code)
+
+
+def _report_target(spec: str) -> tuple[AuditFormat, Path]:
+    name, sep, path = spec.partition(":")
+    if not sep or not path or name not in AuditFormat.__members__:
+        _fail(f"--report {spec}: expected FORMAT:FILE with FORMAT one of {', '.join(AuditFormat.__members__)}")
+    return AuditFormat(name), Path(path)
+
+
+def _rendered(report, fmt: AuditFormat, verbosity: int) -> str:
+    if fmt is AuditFormat.json:
+        return render_json(report)
+    if fmt is AuditFormat.sarif:
+        return render_sarif(report, base=Path.cwd())
+    if fmt is AuditFormat.markdown:
+        return render_markdown(report)
+    return "".join(text + "\n" for text, _ in render_text(report, verbosity=verbosity))
 
 
 @policy_app.command("list")
@@ -270,6 +284,69 @@ def policy_derive(
     for note in result.notes:
         err.print(f"note: {note}", markup=False)
     _write_output(json.dumps(result.document, indent=2) + "\n", output)
+
+
+@app.command("show")
+def show_command(
+    wheel: Annotated[Path, typer.Argument(help="Path to wheel file.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print auditwheel show's JSON document.")] = False,
+    disable_isa_ext_check: Annotated[bool, typer.Option("--disable-isa-ext-check", help="Do not check the x86-64 ISA level (x86-64-v2 and above).")] = False,
+    allow_pure_python_wheel: Annotated[bool, typer.Option("--allow-pure-python-wheel", help="Answer for a pure wheel instead of failing.")] = False,
+    ldpaths: Annotated[Optional[str], typer.Option("--ldpaths", help="Colon-separated directories to read external libraries from (as --lib-path).")] = None,
+    lib_path: Annotated[Optional[list[str]], typer.Option(help="Read external libraries from this directory (repeatable).")] = None,
+    policy_file: Annotated[Optional[Path], typer.Option(help="Judge against the policies in this JSON file.")] = None,
+    verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="Keep going past the first limiting reason.")] = 0,
+) -> None:
+    """What `auditwheel show` answers, in its words and JSON: exit 0 answered, 1 a pure wheel, 2 bad input."""
+    from wheelcheck.api import show
+    from wheelcheck.report.show import render_show_json, render_show_text
+
+    dirs = list(lib_path or ()) + [d for d in (ldpaths or "").split(":") if d]
+    try:
+        view = show(wheel, policy_file=policy_file, lib_path=dirs, isa_check=not disable_isa_ext_check)
+    except WheelcheckError as exc:
+        _fail(str(exc))
+    if view.pure and not allow_pure_python_wheel:
+        message = (f"{wheel}: not a platform wheel: no ELF file in it (pass --allow-pure-python-wheel to "
+                   "answer anyway)")
+        if as_json:
+            typer.echo(json.dumps({"version": 1, "wheel": view.wheel, "error": message}))
+        Console(stderr=True, highlight=False, soft_wrap=True).print(f"wheelcheck: {message}", markup=False)
+        raise typer.Exit(1)
+    typer.echo(render_show_json(view) if as_json else render_show_text(view, verbose=verbose), nl=False)
+
+
+@app.command("config")
+def config_command(
+    config: Annotated[Optional[Path], typer.Option("--config", help=CONFIG_HELP)] = None,
+    fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
+) -> None:
+    """Print the effective settings and where each comes from (default or a pyproject.toml)."""
+    from wheelcheck.config import SETTINGS
+
+    pyproject = config if config is not None else find_pyproject(Path.cwd())
+    settings = _settings(config, {})
+    if fmt is Format.json:
+        typer.echo(json.dumps({"pyproject": str(pyproject) if pyproject else None,
+                               "settings": {k: {"value": settings[k], "source": settings.sources[k]}
+                                            for k in SETTINGS}}, indent=2))
+        return
+    typer.echo(f"[tool.wheelcheck] of {pyproject}" if pyproject
+               else f"no pyproject.toml in {Path.cwd()} or above: defaults only")
+    width = max(map(len, SETTINGS))
+    for key in SETTINGS:
+        typer.echo(f"{key:<{width}}  {_shown(settings[key])}  ({settings.sources[key]})")
+    typer.echo("Options given to audit or repair override these.")
+
+
+def _shown(value: object) -> str:
+    if value is None:
+        return "(not set)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ", ".join(value) if value else "(none)"
+    return str(value)
 
 
 @app.command("rules")

@@ -26,6 +26,7 @@ class AuditOptions:
     external: Mapping[str, ElfInfo] = field(default_factory=dict)  # libraries found on --lib-path
     cxx_abi: str | None = None  # --cxx-abi old|new: overrides the policy's allowed C++ string ABIs
     fail_on: str = "error"  # the lowest finding severity that makes the wheel fail
+    isa_check: bool = True  # False (--disable-isa-ext-check): an x86-64 ISA level above the baseline is allowed
 
 
 def libc_of_elf(elf: ElfInfo) -> str | None:
@@ -69,6 +70,8 @@ def assess(model: WheelModel, options: AuditOptions) -> Judgement:
     resolution = resolve(model, elves)
     constraints = collect_constraints(
         elves, resolution, arch, options.exclude, model.in_purelib, options.external, policies)
+    if not options.isa_check:
+        constraints = [c for c in constraints if c.rule != "isa-level"]
 
     verdict = next(p for p in policies if all(c.allows(p) for c in constraints))
     target = _target(model, options, policies, arch, libc)
