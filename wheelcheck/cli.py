@@ -334,8 +334,10 @@ def config_command(
     typer.echo(f"[tool.wheelcheck] of {pyproject}" if pyproject
                else f"no pyproject.toml in {Path.cwd()} or above: defaults only")
     width = max(map(len, SETTINGS))
+    shown = {key: _shown(settings[key]) for key in SETTINGS}
+    value_width = max(map(len, shown.values()))
     for key in SETTINGS:
-        typer.echo(f"{key:<{width}}  {_shown(settings[key])}  ({settings.sources[key]})")
+        typer.echo(f"{key:<{width}}  {shown[key]:<{value_width}}  ({settings.sources[key]})")
     typer.echo("Options given to audit or repair override these.")
 
 
