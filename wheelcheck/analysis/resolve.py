@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from wheelcheck.analysis.model import WheelModel
 from wheelcheck.elf.model import ElfInfo, is_dynamic_loader
 
-__all__ = ["Resolution", "resolve", "LIBPYTHON"]
+__all__ = ["Resolution", "resolve", "rpath_directory", "LIBPYTHON"]
 
 LIBPYTHON = re.compile(r"^libpython\d+\.\d+[a-z]*\.so(\.\d+)*$")
 _ORIGIN = re.compile(r"\$(ORIGIN|\{ORIGIN\})")
@@ -107,10 +107,14 @@ def _search(model, index, obj: ElfInfo, soname: str, rpath_chain, root: ElfInfo)
 
 
 def _search_dir(model: WheelModel, owner: ElfInfo, entry: str) -> str | None:
-    """The install directory an RPATH entry names, or None when it points outside the wheel."""
+    return rpath_directory(model, owner.path, entry)
+
+
+def rpath_directory(model: WheelModel, member: str, entry: str) -> str | None:
+    """The install directory an RPATH entry of ``member`` names, or None when it points outside the wheel."""
     if not _ORIGIN.search(entry):
         return None
-    origin = posixpath.dirname(model.install_path(owner.path))
+    origin = posixpath.dirname(model.install_path(member))
     expanded = posixpath.normpath(_ORIGIN.sub(origin, entry))
     expanded = _SITE.sub("/sp", expanded)
     top = expanded.split("/")[1] if expanded != "/" else ""
