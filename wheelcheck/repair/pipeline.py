@@ -52,7 +52,6 @@ class RepairOptions:
 def repair_wheel(path: str | Path, options: RepairOptions) -> RepairOutcome:
     """Repair one wheel. Raises WheelcheckError subclasses for bad input, missing libraries, write errors."""
     path = Path(path)
-    out_dir = _output_dir(Path(options.out_dir))
     model = scan_wheel(path, jobs=options.jobs)
     outcome = RepairOutcome(filename=model.filename, target_tag=None)
     if not model.elves:
@@ -85,7 +84,7 @@ def repair_wheel(path: str | Path, options: RepairOptions) -> RepairOutcome:
         if reached is None or not meets(reached, choice.verdict):
             raise RepairError(str(path), f"the patched files reach {after.best_tag}, not the planned "
                                          f"{choice.verdict.tag(arch)} (an ELF edit did not do what it should)")
-        out_path = out_dir / filename
+        out_path = _output_dir(Path(options.out_dir)) / filename
         if out_path.exists() and out_path.resolve() == path.resolve():
             raise OutputError(str(out_path), "the output would replace the input wheel; choose another -w directory")
         try:

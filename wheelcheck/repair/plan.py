@@ -127,7 +127,7 @@ def make_plan(
 
     def graftable(soname: str) -> bool:
         why = never_grafted(soname, exclude, drivers) or (
-            f"whitelisted by {policy.name}" if soname in whitelist else None)
+            "whitelisted: the policy lets the system provide it" if soname in whitelist else None)
         if why:
             kept.setdefault(soname, why)
         return why is None

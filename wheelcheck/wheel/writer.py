@@ -101,7 +101,9 @@ class ZipWriter:
             self._write(zf.EOCD64.pack(zf.EOCD64_SIGNATURE, zf.EOCD64.size - 12, zf.ZIP64_VERSION,
                                        zf.ZIP64_VERSION, 0, 0, count, count, size, start))
             self._write(zf.EOCD64_LOCATOR.pack(zf.EOCD64_LOCATOR_SIGNATURE, 0, eocd64_at, 1))
-            count, size, start = min(count, 0xFFFF), min(size, 0xFFFFFFFF), min(start, 0xFFFFFFFF)
+            count = 0xFFFF if count >= zf.ZIP64_COUNT_LIMIT else count
+            size = 0xFFFFFFFF if size >= zf.ZIP64_LIMIT else size
+            start = 0xFFFFFFFF if start >= zf.ZIP64_LIMIT else start
         self._write(zf.EOCD.pack(zf.EOCD_SIGNATURE, 0, 0, count, count, size, start, len(comment)) + comment)
 
     # -- records
@@ -124,9 +126,9 @@ class ZipWriter:
                      crc: int, csize: int, usize: int, name: bytes, extra: bytes, comment: bytes,
                      internal_attr: int, external_attr: int, offset: int) -> None:
         big = [v for v in (usize, csize, offset) if v >= zf.ZIP64_LIMIT]
-        if big:
+        if big:  # each field too big for 32 bits reads 0xFFFFFFFF and its value moves to the zip64 block
             extra = zf.zip64_extra(*big) + extra
-            usize, csize, offset = (min(v, 0xFFFFFFFF) for v in (usize, csize, offset))
+            usize, csize, offset = (0xFFFFFFFF if v >= zf.ZIP64_LIMIT else v for v in (usize, csize, offset))
             version = max(version, zf.ZIP64_VERSION)
         self._central.append(zf.CENTRAL.pack(
             zf.CENTRAL_SIGNATURE, made_by, version, flags, method, dostime, dosdate, crc, csize, usize,
