@@ -114,7 +114,7 @@ def _choose(model: WheelModel, options: RepairOptions, audit_options: AuditOptio
 
     search = host_search_path(libc, arch, lib_path=options.lib_path, environ=options.environ)
     located = locate_libraries(model, resolution, search, _typical(elves), skip=skip,
-                               compatible=lambda info: libc_of_elf(info) in (None, libc))
+                               compatible=lambda info: _host_libc(info) in (None, libc))
 
     def plan_for(policy: Policy) -> RepairPlan:
         return make_plan(model, elves, resolution, located, policy, arch, exclude=options.exclude, drivers=drivers)
@@ -128,6 +128,11 @@ def _choose(model: WheelModel, options: RepairOptions, audit_options: AuditOptio
         return choose_plan(candidates, requested, plan_for, verdict_of, located), located
     except RepairError as exc:
         raise RepairError(f"{model.filename}:{exc.path}", exc.problem) from None
+
+
+def _host_libc(info: ElfInfo) -> str | None:
+    """The libc a host library links; a bare ``libc.so`` in DT_NEEDED is musl's (glibc's is libc.so.6)."""
+    return libc_of_elf(info) or ("musl" if "libc.so" in info.needed else None)
 
 
 def _typical(elves: list[ElfInfo]) -> ElfInfo:

@@ -132,7 +132,7 @@ def make_plan(
             kept.setdefault(soname, why)
         return why is None
 
-    for soname in located.skipped:
+    for soname in located.skipped + tuple(n for e in elves for n in e.needed if LIBPYTHON.match(n)):
         graftable(soname)  # records why it stays outside
     chosen, missing = _closure(located, graftable, exclude, kept)
     grafts, renames = _grafts(chosen, libs_dir, set(model.members))
