@@ -10,14 +10,23 @@ import sys
 import zipfile
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from tests.fixtures.repair_scenario import EXT_SUFFIX, python_tag
 from tests.fixtures.sources import extension_source, math_extension_source
 from tests.fixtures.wheels import build_wheel
-from tests.helpers import repair_json
+from tests.helpers import repair_json as _repair_json
+from wheelcheck.report.repair_json import repair_schema
 
 TAG = f"{python_tag()}-{python_tag()}-linux_x86_64"
+
+
+def repair_json(*args, **kwargs):
+    """The CLI's JSON, checked against its schema whatever the outcome."""
+    proc, report = _repair_json(*args, **kwargs)
+    jsonschema.validate(report, repair_schema())
+    return proc, report
 
 
 def listing(directory: Path) -> list[str]:
@@ -97,7 +106,8 @@ def test_reachable_named_target_is_tagged_with_the_best_tag_too_like_auditwheel(
 
 
 def test_plat_for_another_architecture_is_a_usage_error(math_wheel, tmp_path):
-    proc, _ = repair_json(math_wheel, "-w", tmp_path, "--plat", "manylinux_2_17_aarch64")
+    proc, report = _repair_json(math_wheel, "-w", tmp_path, "--plat", "manylinux_2_17_aarch64")
+    assert report == {}  # a usage error: one line on stderr, no report
     assert proc.returncode == 2
     assert "aarch64" in proc.stderr and listing(tmp_path) == []
 
