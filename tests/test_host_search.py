@@ -202,3 +202,28 @@ def test_system_directories_and_real_file_names(build, tmp_path):
 
     assert Path(outcome.output).name == theirs.name
     assert graft.member in zipfile.ZipFile(theirs).namelist()
+
+
+def test_cross_architecture_repair_from_a_library_directory(build, tmp_path):
+    """An aarch64 wheel repaired on this host: --lib-path holds aarch64 libraries (zig, glibc 2.17); the host's
+    own directories hold no aarch64 ELF files, so only those are taken. auditwheel show agrees on the result."""
+    target = zig_triple("aarch64")
+    alpha, beta = build.alpha_beta(target)
+    libs = tmp_path / "aarch64-libs"
+    libs.mkdir()
+    shutil.copy2(alpha, libs / "libalpha.so.1")
+    shutil.copy2(beta, libs / "libbeta.so.1")
+    ext = build.compile_c(extension_source("_arm", "    return alpha_value();", prelude="extern int alpha_value(void);"),
+                          "_arm.cpython-311-aarch64-linux-gnu.so", target=target, libs=(alpha,))
+    wheel = build_wheel(tmp_path / "dist", "armdemo", "1.0", "cp311-cp311-linux_aarch64",
+                        {"armdemo/_arm.cpython-311-aarch64-linux-gnu.so": ext})
+    outcome = repair(wheel, tmp_path / "out", lib_path=[libs])
+    assert outcome.status == "repaired", outcome.message
+    assert sorted(g.member for g in outcome.grafted) == [
+        f"armdemo.libs/libalpha-{sha8(libs / 'libalpha.so.1')}.so.1", f"armdemo.libs/libbeta-{sha8(libs / 'libbeta.so.1')}.so.1"]
+    assert outcome.platform_tags == ["manylinux2014_aarch64", "manylinux_2_17_aarch64"]
+    proc = subprocess.run([sys.executable, "-m", "auditwheel", "show", "--json", outcome.output],
+                          capture_output=True, text=True, timeout=300)
+    import json
+
+    assert json.loads(proc.stdout)["overall_tag"] == "manylinux_2_17_aarch64"

@@ -62,7 +62,8 @@ def repair_wheel(path: str | Path, options: RepairOptions) -> RepairOutcome:
     arch, libc = before.arch or "unknown", before.libc or "glibc"
     outcome.arch, outcome.libc = arch, libc
     candidates = [p for p in options.policies.for_platform(libc, arch) if not p.is_linux]
-    requested = requested_policy(options.plat, candidates, arch, libc)
+    named = [p for p in options.policies if p.libc == libc and p.supports(arch) and not p.is_linux]
+    requested = requested_policy(options.plat, named, arch, libc)  # musllinux_1_1 too, though only 1_2 is judged
     outcome.target_tag = requested.tag(arch) if requested else None
     choice, located = _choose(model, options, audit_options, arch, libc, candidates, requested)
     if choice is None or choice.verdict.is_linux or (requested is not None and not meets(choice.verdict, requested)):
@@ -105,6 +106,8 @@ def repair_wheel(path: str | Path, options: RepairOptions) -> RepairOutcome:
 def _choose(model: WheelModel, options: RepairOptions, audit_options: AuditOptions, arch: str, libc: str,
             candidates: list[Policy], requested: Policy | None):
     elves = [e for e in model.elves if e.arch == arch and libc_of_elf(e) in (None, libc)]
+    if not elves or not candidates:
+        return None, None  # an architecture no policy covers: nothing to aim at
     resolution = resolve(model, elves)
     drivers = system_drivers().union(*(p.drivers for p in candidates))
     everywhere = frozenset.intersection(*(p.whitelist(arch) for p in candidates)) if candidates else frozenset()

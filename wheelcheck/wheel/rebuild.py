@@ -8,8 +8,8 @@ accept or disagrees with the member's size). The output is reproducible:
   RECORD last;
 - changed and new members are stamped with ``SOURCE_DATE_EPOCH`` when it is set, otherwise with the newest
   timestamp already in the input (so the result depends only on the input, never on the clock);
-- when the regenerated RECORD has exactly the rows of the old one, the old RECORD (and any signature of it)
-  is copied raw, so rewriting a wheel with no changes gives back the same members.
+- when the regenerated RECORD has exactly the rows of the old one (in any order), the old RECORD (and any
+  signature of it) is copied raw, so rewriting a wheel with no changes gives back the same members.
 """
 
 from __future__ import annotations
@@ -76,60 +76,57 @@ def rebuild_wheel(
     dist = reader.dist_info
     record_name = f"{dist}/RECORD"
     signatures = {f"{dist}/{s}" for s in _SIGNATURES}
-    entries = [e for e in reader.entries if e.filename != record_name]
-    clash = sorted(set(add) & {e.filename for e in entries})
+    names = {e.filename for e in reader.entries}
+    clash = sorted(set(add) & names)
     if clash:
         raise ValueError(f"{clash[0]}: already in the wheel")
-    unknown = sorted(set(replace) - {e.filename for e in entries})
+    unknown = sorted(set(replace) - names - {record_name})
     if unknown:
         raise ValueError(f"{unknown[0]}: not in the wheel")
-    order = _order(entries, dict(add), dist)
+    order = _order(reader.entries, dict(add), dist)
     old_rows = _old_rows(reader, record_name)
-    old_by_name = {row[0]: row for row in old_rows}
-    rows = []
-    for item in order:
-        if isinstance(item, zipfile.ZipInfo):
-            if item.is_dir() or item.filename in signatures:
-                continue  # signatures are not listed in the RECORD they sign
-            data = replace.get(item.filename)
-            if data is not None:
-                rows.append((item.filename, record_digest(data), str(len(data))))
-            else:
-                old = None if item.filename in rehash else old_by_name.get(item.filename)
-                rows.append(_kept_row(reader, item, old))
-        else:
-            name, member = item
-            rows.append((name, record_digest(member.data), str(len(member.data))))
-    rows.append((record_name, "", ""))
-    record_changed = rows != [r for r in old_rows if r[0] not in signatures] or not old_rows
-    if record_changed:  # a signature of the old RECORD no longer holds
-        order = [i for i in order if not (isinstance(i, zipfile.ZipInfo) and i.filename in signatures)]
-
+    rows = _rows(reader, order, replace, old_rows, rehash, skip=signatures | {record_name}) + [(record_name, "", "")]
+    # the same rows in another order are the same RECORD: keep the old one, byte for byte, where it was
+    record_changed = not old_rows or sorted(rows) != sorted(r for r in old_rows if r[0] not in signatures)
+    if record_changed:  # RECORD is written last; a signature of the old one no longer holds
+        order = [i for i in order if not (isinstance(i, zipfile.ZipInfo) and i.filename in signatures | {record_name})]
+        order.append((record_name, NewMember(render_record(rows))))
     copied = written = 0
     with open(reader.path, "rb", buffering=0) as source, atomic_output(out_path) as out:
         writer = ZipWriter(out)
         for item in order:
-            if isinstance(item, zipfile.ZipInfo):
-                data = replace.get(item.filename)
-                if data is None:
-                    writer.copy_raw(source, item, str(reader.path))
-                    copied += 1
-                else:
-                    writer.add(item.filename, data, mode=_mode(item), date_time=date_time, level=level)
-                    written += 1
+            if isinstance(item, zipfile.ZipInfo) and item.filename not in replace:
+                writer.copy_raw(source, item, str(reader.path))
+                copied += 1
+            elif isinstance(item, zipfile.ZipInfo):
+                writer.add(item.filename, replace[item.filename], mode=_mode(item), date_time=date_time, level=level)
+                written += 1
             else:
                 name, member = item
                 writer.add(name, member.data, mode=member.mode, date_time=date_time, level=level)
                 written += 1
-        record_info = next((e for e in reader.entries if e.filename == record_name), None)
-        if record_changed or record_info is None:
-            writer.add(record_name, render_record(rows), mode=0o644, date_time=date_time, level=level)
-            written += 1
-        else:
-            writer.copy_raw(source, record_info, str(reader.path))
-            copied += 1
         writer.finish(reader.comment)
     return RebuildStats(copied=copied, written=written, record_changed=record_changed)
+
+
+def _rows(reader: WheelReader, order: list, replace: Mapping[str, bytes], old_rows, rehash: set[str],
+          skip: set[str]) -> list[tuple[str, str, str]]:
+    """A RECORD row for every file in ``order`` (not directories, RECORD or its signatures)."""
+    old_by_name = {row[0]: row for row in old_rows}
+    rows = []
+    for item in order:
+        if not isinstance(item, zipfile.ZipInfo):
+            name, member = item
+            rows.append((name, record_digest(member.data), str(len(member.data))))
+        elif item.is_dir() or item.filename in skip:
+            continue
+        elif item.filename in replace:
+            data = replace[item.filename]
+            rows.append((item.filename, record_digest(data), str(len(data))))
+        else:
+            old = None if item.filename in rehash else old_by_name.get(item.filename)
+            rows.append(_kept_row(reader, item, old))
+    return rows
 
 
 def _order(entries: list[zipfile.ZipInfo], add: dict[str, NewMember], dist: str) -> list:

@@ -207,6 +207,14 @@ def atomic_output(path: Path) -> Iterator[BinaryIO]:
 
 
 def _umask() -> int:
+    """The process umask, read without changing it where Linux allows (os.umask can only swap it)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
