@@ -263,3 +263,14 @@ def test_output_into_the_input_directory_is_refused_when_it_would_replace_the_in
 def test_json_follows_its_schema(repaired):
     _, _, _, report = repaired
     jsonschema.validate(report, repair_schema())
+
+
+def test_text_output(scenario, tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "wheelcheck", "repair", "-w", str(tmp_path), str(scenario.wheel)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith(f"{scenario.wheel.name}: REPAIRED ") and str(tmp_path) in lines[0]
+    assert any(line.startswith("  grafted libalpha.so.1 as demo_repair.libs/libalpha-") for line in lines)
+    assert any("moved demo_repair-1.0.data/scripts/alpha-tool to demo_repair.scripts/alpha-tool" in line
+               for line in lines)

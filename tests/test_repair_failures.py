@@ -168,3 +168,12 @@ def test_pure_wheel_is_not_written(tmp_path):
     assert proc.returncode == 1
     assert report["wheels"][0]["status"] == "pure"
     assert listing(tmp_path / "out") == []
+
+
+def test_text_output_shows_the_plan_that_could_not_be_carried_out(math_wheel, tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "wheelcheck", "repair", "-w", str(tmp_path), "--plat",
+                           "manylinux2014", str(math_wheel)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith(f"{math_wheel.name}: FAIL cannot reach manylinux_2_17_x86_64")
+    assert any("error symbol-version" in line and "GLIBC_2.29" in line for line in lines[1:])

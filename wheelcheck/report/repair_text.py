@@ -18,11 +18,13 @@ def render_repair_text(report: RepairReport, *, verbosity: int = 0) -> list[Line
         lines.append(_headline(wheel))
         if verbosity < 0 or wheel.status in ("error", "pure"):
             continue
+        done = wheel.status == "repaired"  # a failed repair shows its plan: nothing was written
         for graft in wheel.grafted:
             how = "already in the wheel" if graft.already_in_wheel else f"from {graft.source}"
-            lines.append((f"  grafted {', '.join(graft.needed_as)} as {graft.member} ({how})", ""))
+            verb = "grafted" if done else "would graft"
+            lines.append((f"  {verb} {', '.join(graft.needed_as)} as {graft.member} ({how})", ""))
         for patched in wheel.patched:
-            lines.extend(_patched_lines(patched))
+            lines.extend(_patched_lines(patched, done))
         for finding in wheel.findings:
             if finding.severity != "info" or verbosity > 0:
                 where = f"{finding.file}: " if finding.file else ""
@@ -47,14 +49,15 @@ def _headline(wheel: RepairOutcome) -> Line:
     return (f"{wheel.filename}: FAIL {wheel.message}", "bold red")
 
 
-def _patched_lines(patched: PatchedFile) -> list[Line]:
+def _patched_lines(patched: PatchedFile, done: bool) -> list[Line]:
     changes = [f"{old} -> {new}" for old, new in patched.replaced_needed.items()]
     changes += [f"removed {name}" for name in patched.removed_needed]
     if patched.rpath_after is not None:
         changes.append(f"RPATH {':'.join(patched.rpath_after) or '(none)'}")
     if patched.dropped_rpath:
         changes.append(f"dropped {':'.join(patched.dropped_rpath)} (outside the wheel)")
-    out = [(f"  patched {patched.member}: {'; '.join(changes)}", "")]
+    out = [(f"  {'patched' if done else 'would patch'} {patched.member}: {'; '.join(changes)}", "")]
     if patched.moved_to:
-        out.append((f"  moved {patched.member} to {patched.moved_to} (a launcher takes its place)", ""))
+        out.append((f"  {'moved' if done else 'would move'} {patched.member} to {patched.moved_to} "
+                     "(a launcher takes its place)", ""))
     return out
