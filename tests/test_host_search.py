@@ -3,10 +3,12 @@ skipping candidates of the wrong machine or libc. Where ld.so itself can answer,
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -198,8 +200,6 @@ def test_system_directories_and_real_file_names(build, tmp_path):
                         capture_output=True, text=True, env=env, timeout=300)
     assert aw.returncode == 0, aw.stderr
     (theirs,) = (tmp_path / "theirs").glob("*.whl")
-    import zipfile
-
     assert Path(outcome.output).name == theirs.name
     assert graft.member in zipfile.ZipFile(theirs).namelist()
 
@@ -224,6 +224,4 @@ def test_cross_architecture_repair_from_a_library_directory(build, tmp_path):
     assert outcome.platform_tags == ["manylinux2014_aarch64", "manylinux_2_17_aarch64"]
     proc = subprocess.run([sys.executable, "-m", "auditwheel", "show", "--json", outcome.output],
                           capture_output=True, text=True, timeout=300)
-    import json
-
     assert json.loads(proc.stdout)["overall_tag"] == "manylinux_2_17_aarch64"

@@ -6,6 +6,7 @@ reading the output, and from auditwheel 6.8.2 repairing the same input (the orac
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -34,8 +35,6 @@ def sha256(path: Path) -> str:
 
 def dynamic(data: bytes) -> dict:
     """NEEDED, SONAME, RPATH, RUNPATH and the version-needs file names, read by pyelftools."""
-    import io
-
     elf = ELFFile(io.BytesIO(data))
     out: dict = {"needed": [], "soname": None, "rpath": None, "runpath": None, "verneed_files": []}
     for section in elf.iter_sections():

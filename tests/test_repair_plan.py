@@ -2,6 +2,7 @@
 chooses between policies, and the plan on its own (pure: no patchelf, no host)."""
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import subprocess
@@ -23,8 +24,6 @@ LIBPYTHON = f"libpython{sys.version_info.major}.{sys.version_info.minor}.so.1.0"
 
 
 def needed(data: bytes) -> list[str]:
-    import io
-
     dyn = ELFFile(io.BytesIO(data)).get_section_by_name(".dynamic")
     return [t.needed for t in dyn.iter_tags() if t.entry.d_tag == "DT_NEEDED"]
 
