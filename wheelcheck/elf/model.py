@@ -122,10 +122,9 @@ class ElfInfo:
     def module_name(self) -> str:
         return self.path.rsplit("/", 1)[-1].split(".", 1)[0]
 
-    @cached_property
+    @property
     def python_init(self) -> str | None:
-        """The module init function if this is a Python extension (auditwheel's rule). Cached: every
-        analysis asks, and the answer needs a pass over the symbols."""
+        """The module init function if this is a Python extension (auditwheel's rule)."""
         mod = self.module_name
         wanted = {"PyInit_" + mod, "init" + mod, "_cffi_pypyinit_" + mod}
         for sym in self.symbols:
