@@ -14,10 +14,12 @@ from wheelcheck.libsearch import find_external_libraries
 from wheelcheck.policy.loader import load_policy_file
 from wheelcheck.policy.model import PolicySet
 from wheelcheck.policy.registry import bundled_policies
+from wheelcheck.repair.pipeline import RepairOptions, repair_wheel
 from wheelcheck.report.model import AuditReport, WheelReport
+from wheelcheck.report.repair import RepairOutcome, RepairReport
 from wheelcheck.scan import scan_wheel
 
-__all__ = ["audit", "audit_wheel", "expand_paths", "load_policies"]
+__all__ = ["audit", "audit_wheel", "expand_paths", "load_policies", "repair"]
 
 
 def load_policies(policy_file: str | Path | None = None) -> PolicySet:
@@ -82,3 +84,30 @@ def audit(
     options = AuditOptions(policies=load_policies(policy_file), plat=plat, exclude=tuple(exclude),
                            cxx_abi=cxx_abi)
     return AuditReport([audit_wheel(p, options, tuple(lib_path), jobs) for p in expand_paths(paths)])
+
+
+def repair(
+    paths: str | Path | Iterable[str | Path],
+    out_dir: str | Path = "wheelhouse",
+    *,
+    plat: str | None = None,
+    policy_file: str | Path | None = None,
+    exclude: Iterable[str] = (),
+    lib_path: Iterable[str] = (),
+    level: int = 6,
+    jobs: int | None = None,
+) -> RepairReport:
+    """Repair wheels into ``out_dir``; each wheel's errors land in its outcome (status "error")."""
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    options = RepairOptions(policies=load_policies(policy_file), out_dir=Path(out_dir), plat=plat,
+                            exclude=tuple(exclude), lib_path=tuple(lib_path), level=level, jobs=jobs)
+    outcomes = []
+    for path in expand_paths(paths):
+        try:
+            outcomes.append(repair_wheel(path, options))
+        except UsageError:
+            raise
+        except WheelcheckError as exc:
+            outcomes.append(RepairOutcome(filename=Path(path).name, status="error", message=str(exc)))
+    return RepairReport(outcomes)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import tempfile
 from enum import Enum
@@ -109,6 +110,51 @@ def audit_command(
             Console(stderr=True, highlight=False, soft_wrap=True).print(f"wheelcheck: error: {wheel.error}", style="bold red",
                                                        markup=False)
     raise typer.Exit(report.exit_code)
+
+
+@app.command("repair")
+def repair_command(
+    paths: Annotated[list[str], typer.Argument(help="Wheels: files, globs or directories of *.whl.")],
+    wheel_dir: Annotated[Path, typer.Option("-w", "--wheel-dir", help="Write repaired wheels here (created if missing).")] = Path("wheelhouse"),
+    plat: Annotated[str, typer.Option(help="Target tag or policy (manylinux_2_17_x86_64, manylinux2014), or auto: the best the repaired wheel reaches.")] = "auto",
+    exclude: Annotated[Optional[list[str]], typer.Option(help="Never graft sonames (or host paths) matching this glob (repeatable).")] = None,
+    lib_path: Annotated[Optional[list[str]], typer.Option(help="Look for libraries in this directory first (repeatable).")] = None,
+    policy_file: Annotated[Optional[Path], typer.Option(help="Use the policies of this JSON file instead of the bundled ones.")] = None,
+    level: Annotated[int, typer.Option("-z", "--zip-compression-level", min=0, max=9, help="Deflate level of changed and new members.")] = 6,
+    fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
+    jobs: Annotated[Optional[int], typer.Option(help="Worker processes for scanning large wheels (default: CPU count).", min=1)] = None,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print only a line per wheel.")] = False,
+    verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="Also print notes and what stays external.")] = 0,
+) -> None:
+    """Vendor external libraries into each wheel and retag it: exit 0 all repaired, 1 a target is out of reach, 2 an error."""
+    from wheelcheck.api import repair
+    from wheelcheck.report.repair_json import render_repair_json
+    from wheelcheck.report.repair_text import render_repair_text
+
+    signal.signal(signal.SIGTERM, _interrupt)  # so a killed repair still removes its temporary file
+    try:
+        report = repair(paths, wheel_dir, plat=plat, policy_file=policy_file, exclude=exclude or (),
+                        lib_path=lib_path or (), level=level, jobs=jobs)
+    except WheelcheckError as exc:
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        Console(stderr=True).print("wheelcheck: interrupted; nothing was written", style="bold red", markup=False)
+        raise typer.Exit(130)
+    if fmt is Format.json:
+        sys.stdout.write(render_repair_json(report))
+    else:
+        console = Console(highlight=False, soft_wrap=True)
+        for text, style in render_repair_text(report, verbosity=-1 if quiet else verbose):
+            console.print(text, style=style, markup=False)
+    for wheel in report.wheels:
+        if wheel.status == "error":
+            Console(stderr=True, highlight=False, soft_wrap=True).print(
+                f"wheelcheck: error: {wheel.message}", style="bold red", markup=False)
+    raise typer.Exit(report.exit_code)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 @policy_app.command("list")
