@@ -96,12 +96,17 @@ def repair(
     lib_path: Iterable[str] = (),
     level: int = 6,
     jobs: int | None = None,
+    hide_symbols: bool = False,
+    hide_extension_symbols: bool = False,
+    keep_symbols: Iterable[str] = (),
 ) -> RepairReport:
     """Repair wheels into ``out_dir``; each wheel's errors land in its outcome (status "error")."""
     if isinstance(paths, (str, Path)):
         paths = [paths]
     options = RepairOptions(policies=load_policies(policy_file), out_dir=Path(out_dir), plat=plat,
-                            exclude=tuple(exclude), lib_path=tuple(lib_path), level=level, jobs=jobs)
+                            exclude=tuple(exclude), lib_path=tuple(lib_path), level=level, jobs=jobs,
+                            hide_symbols=hide_symbols, hide_extension_symbols=hide_extension_symbols,
+                            keep_symbols=tuple(keep_symbols))
     outcomes = []
     for path in expand_paths(paths):
         try:

@@ -121,6 +121,9 @@ def repair_command(
     lib_path: Annotated[Optional[list[str]], typer.Option(help="Look for libraries in this directory first (repeatable).")] = None,
     policy_file: Annotated[Optional[Path], typer.Option(help="Use the policies of this JSON file instead of the bundled ones.")] = None,
     level: Annotated[int, typer.Option("-z", "--zip-compression-level", min=0, max=9, help="Deflate level of changed and new members.")] = 6,
+    hide_symbols: Annotated[bool, typer.Option("--hide-symbols", help="Hide the vendored libraries' exports nothing in the wheel imports; rename the imported ones to names unique to this copy.")] = False,
+    hide_extension_symbols: Annotated[bool, typer.Option("--hide-extension-symbols", help="Also hide what extension modules export, but PyInit_* and what the wheel imports from them.")] = False,
+    keep_symbols: Annotated[Optional[list[str]], typer.Option("--keep-symbols", help="Never hide or rename names matching this glob (dlsym entry points; repeatable).")] = None,
     fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
     jobs: Annotated[Optional[int], typer.Option(help="Worker processes for scanning large wheels (default: CPU count).", min=1)] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print only a line per wheel.")] = False,
@@ -134,7 +137,8 @@ def repair_command(
     signal.signal(signal.SIGTERM, _interrupt)  # so a killed repair still removes its temporary file
     try:
         report = repair(paths, wheel_dir, plat=plat, policy_file=policy_file, exclude=exclude or (),
-                        lib_path=lib_path or (), level=level, jobs=jobs)
+                        lib_path=lib_path or (), level=level, jobs=jobs, hide_symbols=hide_symbols,
+                        hide_extension_symbols=hide_extension_symbols, keep_symbols=keep_symbols or ())
     except WheelcheckError as exc:
         _fail(str(exc))
     except KeyboardInterrupt:

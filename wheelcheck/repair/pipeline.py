@@ -24,12 +24,13 @@ from wheelcheck.host.ldpaths import host_search_path
 from wheelcheck.host.locate import locate_libraries
 from wheelcheck.policy.model import LINUX, Policy, PolicySet
 from wheelcheck.repair.apply import apply_plan, repaired_model
+from wheelcheck.repair.hide import hide_symbols
 from wheelcheck.repair.plan import RepairPlan, make_plan, never_grafted
 from wheelcheck.repair.predict import predict
 from wheelcheck.repair.retag import added_platforms, removed_platforms, retag_filename, retag_wheel_text
 from wheelcheck.repair.target import Choice, choose_plan, meets, policy_of_tag, requested_policy
 from wheelcheck.report.model import WheelReport
-from wheelcheck.report.repair import GraftedLibrary, PatchedFile, RepairOutcome
+from wheelcheck.report.repair import GraftedLibrary, HiddenSymbols, PatchedFile, RepairOutcome
 from wheelcheck.scan import scan_wheel
 from wheelcheck.wheel.reader import WheelReader
 from wheelcheck.wheel.rebuild import rebuild_wheel, reproducible_date_time
@@ -47,6 +48,9 @@ class RepairOptions:
     level: int = 6  # deflate level of changed and new members
     jobs: int | None = None
     environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
+    hide_symbols: bool = False  # hide/rename the symbols of vendored libraries (repair/hide.py)
+    hide_extension_symbols: bool = False  # and hide extension modules' exports but PyInit_*
+    keep_symbols: tuple[str, ...] = ()  # globs of names never hidden or renamed
 
 
 def repair_wheel(path: str | Path, options: RepairOptions) -> RepairOutcome:
@@ -80,6 +84,10 @@ def repair_wheel(path: str | Path, options: RepairOptions) -> RepairOutcome:
         if new_wheel_text != wheel_text:
             applied.replace[wheel_name] = new_wheel_text.encode("utf-8")
         final = repaired_model(model, choice.plan, applied, filename, parse_wheel_filename(filename)[3])
+        hiding = None
+        if options.hide_symbols or options.hide_extension_symbols:
+            final, hiding = hide_symbols(final, applied, reader, keep_patterns=options.keep_symbols,
+                                         extensions=options.hide_extension_symbols)
         after = judge(final, audit_options)
         reached = policy_of_tag(after.best_tag or "linux", candidates)
         if reached is None or not meets(reached, choice.verdict):
@@ -100,6 +108,9 @@ def repair_wheel(path: str | Path, options: RepairOptions) -> RepairOutcome:
     outcome.findings = list(after.findings)
     outcome.copied_members, outcome.written_members = stats.copied, stats.written
     _describe(outcome, choice.plan)
+    if hiding is not None:
+        outcome.hidden = [HiddenSymbols(h.path, h.exports, len(h.hidden), dict(h.renamed), dict(h.kept))
+                          for h in hiding.libraries]
     return outcome
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from wheelcheck.report.model import SCHEMA_VERSION, Finding
 
-__all__ = ["GraftedLibrary", "PatchedFile", "RepairOutcome", "RepairReport", "STATUSES"]
+__all__ = ["GraftedLibrary", "HiddenSymbols", "PatchedFile", "RepairOutcome", "RepairReport", "STATUSES"]
 
 # repaired: written; failed: the wheel cannot meet the target (nothing written); pure: no ELF file,
 # nothing to repair (nothing written); error: bad input, a missing library, an unwritable output
@@ -36,6 +36,17 @@ class PatchedFile:
     moved_to: str | None = None  # an ELF script moved beside the libraries; a launcher replaces it
 
 
+@dataclass(frozen=True)
+class HiddenSymbols:
+    """repair --hide-symbols, for one library (or extension module)."""
+
+    member: str
+    exports: int  # exported symbols before
+    hidden: int  # made local and hidden
+    renamed: dict[str, str] = field(default_factory=dict)  # old -> new, here and in the files importing it
+    kept: dict[str, str] = field(default_factory=dict)  # name -> why it stays visible: the collision risk left
+
+
 @dataclass
 class RepairOutcome:
     filename: str
@@ -49,6 +60,7 @@ class RepairOutcome:
     grafted: list[GraftedLibrary] = field(default_factory=list)
     patched: list[PatchedFile] = field(default_factory=list)
     kept_external: dict[str, str] = field(default_factory=dict)  # soname -> why it was not grafted
+    hidden: list[HiddenSymbols] | None = None  # --hide-symbols: per vendored library
     findings: list[Finding] = field(default_factory=list)  # the re-audit's, or why the target is out of reach
     copied_members: int = 0  # copied as compressed bytes
     written_members: int = 0  # deflated anew

@@ -30,6 +30,12 @@ def render_repair_text(report: RepairReport, *, verbosity: int = 0) -> list[Line
                 where = f"{finding.file}: " if finding.file else ""
                 lines.append((f"  {finding.severity} {finding.rule}: {where}{finding.message}",
                               "bold red" if finding.severity == "error" else "yellow"))
+        for hidden in wheel.hidden or ():
+            lines.append((f"  symbols of {hidden.member}: {hidden.hidden} of {hidden.exports} exports hidden, "
+                          f"{len(hidden.renamed)} renamed, {len(hidden.kept)} kept visible", ""))
+            if hidden.kept:
+                names = ", ".join(sorted(hidden.kept)[:8]) + (" ..." if len(hidden.kept) > 8 else "")
+                lines.append((f"    still visible (collision risk): {names}", "yellow"))
         if verbosity > 0:
             for soname, why in wheel.kept_external.items():
                 lines.append((f"  not grafted: {soname} ({why})", "dim"))
