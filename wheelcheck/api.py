@@ -86,6 +86,13 @@ def audit(
     return AuditReport([audit_wheel(p, options, tuple(lib_path), jobs) for p in expand_paths(paths)])
 
 
+def _lib_sdir(value: str) -> str:
+    """auditwheel's -L: a suffix of the distribution's name, one path component (".libs", "_libs")."""
+    if not value or "/" in value or value in (".", ".."):
+        raise UsageError(value or "''", "--lib-sdir must be a directory-name suffix such as .libs")
+    return value
+
+
 def repair(
     paths: str | Path | Iterable[str | Path],
     out_dir: str | Path = "wheelhouse",
@@ -99,6 +106,10 @@ def repair(
     hide_symbols: bool = False,
     hide_extension_symbols: bool = False,
     keep_symbols: Iterable[str] = (),
+    lib_sdir: str = ".libs",
+    only_plat: bool = False,
+    strip: bool = False,
+    isa_check: bool = True,
 ) -> RepairReport:
     """Repair wheels into ``out_dir``; each wheel's errors land in its outcome (status "error")."""
     if isinstance(paths, (str, Path)):
@@ -106,7 +117,8 @@ def repair(
     options = RepairOptions(policies=load_policies(policy_file), out_dir=Path(out_dir), plat=plat,
                             exclude=tuple(exclude), lib_path=tuple(lib_path), level=level, jobs=jobs,
                             hide_symbols=hide_symbols, hide_extension_symbols=hide_extension_symbols,
-                            keep_symbols=tuple(keep_symbols))
+                            keep_symbols=tuple(keep_symbols), lib_sdir=_lib_sdir(lib_sdir), only_plat=only_plat,
+                            strip=strip, isa_check=isa_check)
     outcomes = []
     for path in expand_paths(paths):
         try:

@@ -124,6 +124,10 @@ def repair_command(
     hide_symbols: Annotated[bool, typer.Option("--hide-symbols", help="Hide the vendored libraries' exports nothing in the wheel imports; rename the imported ones to names unique to this copy.")] = False,
     hide_extension_symbols: Annotated[bool, typer.Option("--hide-extension-symbols", help="Also hide what extension modules export, but PyInit_* and what the wheel imports from them.")] = False,
     keep_symbols: Annotated[Optional[list[str]], typer.Option("--keep-symbols", help="Never hide or rename names matching this glob (dlsym entry points; repeatable).")] = None,
+    lib_sdir: Annotated[str, typer.Option("-L", "--lib-sdir", help="Grafted libraries go to <distribution><LIB_SDIR>/ (auditwheel's option).")] = ".libs",
+    only_plat: Annotated[bool, typer.Option("--only-plat", help="Tag with --plat only, even when the wheel reaches a more compatible policy.")] = False,
+    strip: Annotated[bool, typer.Option("--strip", help="Strip symbol tables from grafted libraries and extension modules (strip -s).")] = False,
+    disable_isa_ext_check: Annotated[bool, typer.Option("--disable-isa-ext-check", help="Do not let the x86-64 ISA level (x86-64-v2...) limit the tag.")] = False,
     fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
     jobs: Annotated[Optional[int], typer.Option(help="Worker processes for scanning large wheels (default: CPU count).", min=1)] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print only a line per wheel.")] = False,
@@ -138,7 +142,8 @@ def repair_command(
     try:
         report = repair(paths, wheel_dir, plat=plat, policy_file=policy_file, exclude=exclude or (),
                         lib_path=lib_path or (), level=level, jobs=jobs, hide_symbols=hide_symbols,
-                        hide_extension_symbols=hide_extension_symbols, keep_symbols=keep_symbols or ())
+                        hide_extension_symbols=hide_extension_symbols, keep_symbols=keep_symbols or (),
+                        lib_sdir=lib_sdir, only_plat=only_plat, strip=strip, isa_check=not disable_isa_ext_check)
     except WheelcheckError as exc:
         _fail(str(exc))
     except KeyboardInterrupt:

@@ -25,6 +25,7 @@ class AuditOptions:
     exclude: tuple[str, ...] = ()
     external: Mapping[str, ElfInfo] = field(default_factory=dict)  # libraries found on --lib-path
     cxx_abi: str | None = None  # --cxx-abi old|new: overrides the policy's allowed C++ string ABIs
+    isa_check: bool = True  # False (--disable-isa-ext-check): the x86-64 ISA level does not limit the tag
 
 
 def libc_of_elf(elf: ElfInfo) -> str | None:
@@ -51,6 +52,8 @@ def judge(model: WheelModel, options: AuditOptions) -> WheelReport:
     resolution = resolve(model, elves)
     constraints = collect_constraints(
         elves, resolution, arch, options.exclude, model.in_purelib, options.external, policies)
+    if not options.isa_check:
+        constraints = [c for c in constraints if c.rule != "isa-level"]
 
     verdict = next(p for p in policies if all(c.allows(p) for c in constraints))
     target = _target(model, options, policies, arch, libc)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from wheelcheck.errors import RepairError
 
-__all__ = ["ElfPatch", "find_patchelf", "patch_bytes", "MIN_PATCHELF"]
+__all__ = ["ElfPatch", "find_patchelf", "patch_bytes", "strip_bytes", "MIN_PATCHELF"]
 
 MIN_PATCHELF = (0, 14, 5)  # older releases corrupt some files when growing .dynstr (auditwheel's floor too)
 
@@ -89,5 +89,26 @@ def patch_bytes(data: bytes, patch: ElfPatch, name: str, workdir: str | None = N
         if proc.returncode != 0:
             problem = (proc.stderr.strip() or f"exit status {proc.returncode}").splitlines()[-1]
             raise RepairError(name, f"patchelf failed: {problem}")
+        with open(path, "rb") as f:
+            return f.read()
+
+
+def strip_bytes(data: bytes, name: str) -> bytes:
+    """``data`` with its symbol table and debug sections removed (``strip -s``, as auditwheel --strip).
+
+    Done before patchelf touches the file, as auditwheel does: binutils' strip rewrites the section layout,
+    which is safest on a file as the linker wrote it.
+    """
+    binary = shutil.which("strip")
+    if binary is None:
+        raise RepairError("strip", "--strip needs binutils' strip on PATH")
+    with tempfile.TemporaryDirectory(prefix="wheelcheck-strip-") as tmp:
+        path = os.path.join(tmp, "elf")
+        with open(path, "wb") as f:
+            f.write(data)
+        proc = subprocess.run([binary, "-s", path], capture_output=True, text=True, timeout=600)
+        if proc.returncode != 0:
+            problem = (proc.stderr.strip() or f"exit status {proc.returncode}").splitlines()[-1]
+            raise RepairError(name, f"strip failed: {problem}")
         with open(path, "rb") as f:
             return f.read()

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from packaging.tags import Tag
 
 from wheelcheck.analysis.model import WheelModel
-from wheelcheck.elf.patch import ElfPatch, patch_bytes
+from wheelcheck.elf.patch import ElfPatch, patch_bytes, strip_bytes
 from wheelcheck.elf.summary import summarize
 from wheelcheck.errors import RepairError
 from wheelcheck.host.locate import Located
@@ -33,21 +33,41 @@ class Applied:
     elves: dict[str, bytes] = field(default_factory=dict)  # every changed or new ELF file, by output path
 
 
-def apply_plan(plan: RepairPlan, reader: WheelReader, located: Located, *, workers: int = 0) -> Applied:
-    """Patch what ``plan`` says; patchelf runs in parallel threads (each is its own process)."""
+def apply_plan(plan: RepairPlan, reader: WheelReader, located: Located, *, workers: int = 0,
+               strip: tuple[str, ...] | None = None) -> Applied:
+    """Patch what ``plan`` says; patchelf runs in parallel threads (each is its own process).
+
+    ``strip``: members to strip (``strip -s``) besides the grafted libraries, or None not to strip at all.
+    """
     jobs: list[tuple[str, bytes, ElfPatch, str]] = []  # (output path, bytes, patch, name for messages)
     for edit in plan.edits:
         jobs.append((edit.moved_to or edit.member, reader.read(edit.member), edit.patch, edit.member))
     for graft in plan.grafts:
         if not graft.in_wheel:
             jobs.append((graft.member, _host_bytes(graft.realpath, graft.sha256), graft.patch, graft.source))
+    edited = {edit.member for edit in plan.edits}
+    extra = [m for m in strip or () if m not in edited]
+    jobs += [(member, reader.read(member), ElfPatch(), member) for member in extra]
+    stripping: set[str] = set()
+    if strip is not None:
+        stripping = {edit.moved_to or edit.member for edit in plan.edits if edit.member in strip}
+        stripping |= {g.member for g in plan.grafts if not g.in_wheel} | set(extra)
+
+    def run(job: tuple[str, bytes, ElfPatch, str]) -> bytes:
+        path, data, patch, name = job
+        if path in stripping:
+            data = strip_bytes(data, name)
+        return patch_bytes(data, patch, name)
+
     workers = workers or min(4, os.cpu_count() or 1)
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(jobs)))) as pool:
-        patched = list(pool.map(lambda job: patch_bytes(job[1], job[2], job[3]), jobs))
+        patched = list(pool.map(run, jobs))
     applied = Applied()
     modes = {e.filename: (e.external_attr >> 16) & 0o7777 for e in reader.entries}
     for (path, _, _, _), data in zip(jobs, patched):
         applied.elves[path] = data
+    for member in extra:
+        applied.replace[member] = applied.elves[member]
     for edit in plan.edits:
         out = applied.elves[edit.moved_to or edit.member]
         if edit.moved_to:
@@ -65,6 +85,7 @@ def repaired_model(model: WheelModel, plan: RepairPlan, applied: Applied, filena
                    tags: frozenset[Tag]) -> WheelModel:
     """The model of the wheel that will be written: changed ELF files summarised from their new bytes."""
     edits = {e.member: e.moved_to or e.member for e in plan.edits}
+    edits.update({m: m for m in applied.replace if m in applied.elves and m not in edits})  # stripped only
     elves = []
     for elf in model.elves:
         path = edits.get(elf.path)

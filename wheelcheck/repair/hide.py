@@ -43,10 +43,10 @@ def prefix_for(member: str, data: bytes) -> str:
 
 
 def hide_symbols(model: WheelModel, applied: Applied, reader: WheelReader, *, keep_patterns: tuple[str, ...] = (),
-                 extensions: bool = False) -> tuple[WheelModel, HidingPlan]:
+                 extensions: bool = False, lib_sdir: str = ".libs") -> tuple[WheelModel, HidingPlan]:
     """Edit the output's ELF files in ``applied``; return the model of the result and what was done."""
     data = {e.path: applied.elves.get(e.path) or reader.read(e.path) for e in model.elves}
-    targets = [path for path in data if _in_libs_dir(path)]
+    targets = [path for path in data if _in_libs_dir(path, lib_sdir)]
     strings = frozenset().union(*(identifier_strings(blob) for blob in data.values()), _python_strings(reader))
     prefixes = {path: prefix_for(path, data[path]) for path in targets}
     keep = {**default_keep(), **{glob: f"matches --keep-symbols {glob}" for glob in keep_patterns}}
@@ -81,9 +81,9 @@ def default_keep() -> dict[str, str]:
     return {glob: f"kept by default: {who} looks it up with dlsym" for who, globs in table.items() for glob in globs}
 
 
-def _in_libs_dir(member: str) -> bool:
+def _in_libs_dir(member: str, lib_sdir: str) -> bool:
     top, _, rest = member.partition("/")
-    return top.endswith(".libs") and bool(rest)
+    return top.endswith(lib_sdir) and bool(rest)
 
 
 def _python_strings(reader: WheelReader) -> frozenset[str]:

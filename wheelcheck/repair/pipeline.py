@@ -51,6 +51,10 @@ class RepairOptions:
     hide_symbols: bool = False  # hide/rename the symbols of vendored libraries (repair/hide.py)
     hide_extension_symbols: bool = False  # and hide extension modules' exports but PyInit_*
     keep_symbols: tuple[str, ...] = ()  # globs of names never hidden or renamed
+    lib_sdir: str = ".libs"  # grafted libraries go to <dist><lib_sdir>/ (auditwheel's -L)
+    only_plat: bool = False  # tag with --plat only, even if the wheel reaches a better policy
+    strip: bool = False  # strip -s the grafted libraries and extension modules (auditwheel's --strip)
+    isa_check: bool = True  # False: do not judge the x86-64 ISA level (--disable-isa-ext-check)
 
 
 def repair_wheel(path: str | Path, options: RepairOptions) -> RepairOutcome:
@@ -61,7 +65,7 @@ def repair_wheel(path: str | Path, options: RepairOptions) -> RepairOutcome:
     if not model.elves:
         outcome.status, outcome.message = "pure", "no ELF file: nothing to repair, nothing written"
         return outcome
-    audit_options = AuditOptions(options.policies, exclude=options.exclude)
+    audit_options = AuditOptions(options.policies, exclude=options.exclude, isa_check=options.isa_check)
     before = judge(model, audit_options)
     arch, libc = before.arch or "unknown", before.libc or "glibc"
     outcome.arch, outcome.libc = arch, libc
@@ -73,8 +77,12 @@ def repair_wheel(path: str | Path, options: RepairOptions) -> RepairOutcome:
     if choice is None or choice.verdict.is_linux or (requested is not None and not meets(choice.verdict, requested)):
         return _unreachable(outcome, choice, requested, arch, candidates, options)
     with WheelReader(path) as reader:
-        applied = apply_plan(choice.plan, reader, located)
-        add = added_platforms(choice.verdict, requested, arch)
+        strip = tuple(e.path for e in model.elves if e.is_extension) if options.strip else None
+        applied = apply_plan(choice.plan, reader, located, strip=strip)
+        if options.only_plat and requested is not None:
+            add = requested.tags(arch)  # auditwheel --only-plat: the asked tag, not a better one
+        else:
+            add = added_platforms(choice.verdict, requested, arch)
         remove = removed_platforms(sorted({t.platform for t in model.tags}), arch, choice.verdict,
                                    lambda name: policy_of_tag(name, candidates))
         filename = retag_filename(model.filename, add, remove)
@@ -87,7 +95,7 @@ def repair_wheel(path: str | Path, options: RepairOptions) -> RepairOutcome:
         hiding = None
         if options.hide_symbols or options.hide_extension_symbols:
             final, hiding = hide_symbols(final, applied, reader, keep_patterns=options.keep_symbols,
-                                         extensions=options.hide_extension_symbols)
+                                         extensions=options.hide_extension_symbols, lib_sdir=options.lib_sdir)
         after = judge(final, audit_options)
         reached = policy_of_tag(after.best_tag or "linux", candidates)
         if reached is None or not meets(reached, choice.verdict):
@@ -131,7 +139,8 @@ def _choose(model: WheelModel, options: RepairOptions, audit_options: AuditOptio
                                compatible=lambda info: _host_libc(info) in (None, libc))
 
     def plan_for(policy: Policy) -> RepairPlan:
-        return make_plan(model, elves, resolution, located, policy, arch, exclude=options.exclude, drivers=drivers)
+        return make_plan(model, elves, resolution, located, policy, arch, exclude=options.exclude, drivers=drivers,
+                         lib_sdir=options.lib_sdir)
 
     def verdict_of(plan: RepairPlan) -> tuple[Policy, WheelReport, WheelModel]:
         planned = predict(model, plan, located)
@@ -167,7 +176,8 @@ def _unreachable(outcome: RepairOutcome, choice: Choice | None, requested: Polic
     outcome.message = f"cannot reach {wanted}: the repaired wheel would be {choice.report.best_tag}; nothing written"
     # judged against the target alone (claims in the file name left out): its errors are what stands in the way
     against = judge(replace(choice.model, tags=frozenset()),
-                    AuditOptions(options.policies, plat=target.tag(arch), exclude=options.exclude))
+                    AuditOptions(options.policies, plat=target.tag(arch), exclude=options.exclude,
+                                 isa_check=options.isa_check))
     outcome.findings = [f for f in against.findings if f.severity == "error"]
     _describe(outcome, choice.plan)
     return outcome

@@ -118,10 +118,13 @@ def make_plan(
     *,
     exclude: tuple[str, ...] = (),
     drivers: frozenset[str] = frozenset(),
+    lib_sdir: str = ".libs",
 ) -> RepairPlan:
-    """The plan that makes the wheel need nothing from outside but what ``policy`` whitelists."""
+    """The plan that makes the wheel need nothing from outside but what ``policy`` whitelists.
+
+    Grafted libraries go to ``<dist><lib_sdir>/`` (auditwheel's -L/--lib-sdir, default ".libs")."""
     dist = model.filename.split("-", 1)[0]
-    libs_dir = f"{dist}.libs"
+    libs_dir = f"{dist}{lib_sdir}"
     whitelist = policy.whitelist(arch)
     kept: dict[str, str] = {}
 
