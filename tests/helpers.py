@@ -43,3 +43,23 @@ def auditwheel_policies() -> dict[str, dict]:
         for entry in json.loads((policy_dir / filename).read_text(encoding="utf-8")):
             out[entry["name"]] = entry
     return out
+
+
+def repair_json(*args: str | Path, env: dict | None = None) -> tuple[subprocess.CompletedProcess, dict]:
+    """``wheelcheck repair --format json ARGS``: the process and its parsed report."""
+    proc = subprocess.run([sys.executable, "-m", "wheelcheck", "repair", "--format", "json", *map(str, args)],
+                          capture_output=True, text=True, timeout=600, env=env)
+    return proc, json.loads(proc.stdout) if proc.stdout.strip() else {}
+
+
+def make_venv(path: Path) -> Path:
+    """A fresh venv without pip (fast); install into it with ``pip_install``. Returns its python."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True, timeout=120)
+    return path / "bin" / "python"
+
+
+def pip_install(python: Path, wheel: Path) -> subprocess.CompletedProcess:
+    """``pip install --no-index --no-deps WHEEL`` into the venv of ``python`` (pip runs from this Python)."""
+    return subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-index",
+                           "--no-deps", "--disable-pip-version-check", "-q", str(wheel)],
+                          capture_output=True, text=True, timeout=300)

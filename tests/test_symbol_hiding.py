@@ -129,3 +129,35 @@ def test_strings_keep_dlsym_names(build):
     (entry,) = plan.libraries
     assert "solver_unused" in entry.kept and "dsyevd_" in entry.kept
     assert entry.hidden == ("lookup_name", "solver_helper")  # the pointer variable is an export too
+
+
+def test_local_binding_alone_is_interposed_on_the_lazy_path(pair, tmp_path):
+    """Measured on this glibc: STB_LOCAL without STV_HIDDEN still lets a lazily bound internal call go
+    to another copy (_dl_fixup looks only at the visibility); both together hold on every path."""
+    import lief
+
+    lief.logging.disable()
+    lib, caller, other, harness = pair
+    results = {}
+    for variant in ("local", "both"):
+        work = tmp_path / variant
+        work.mkdir()
+        binary = lief.ELF.parse(str(lib))
+        for symbol in binary.dynamic_symbols:
+            if symbol.name == "solver_helper":
+                symbol.binding = lief.ELF.Symbol.BINDING.LOCAL
+                if variant == "both":
+                    symbol.visibility = lief.ELF.Symbol.VISIBILITY.HIDDEN
+            elif symbol.name == "dsyevd_":
+                symbol.name = "wc_dsyevd_"
+        binary.write(str(work / lib.name))
+        importer = lief.ELF.parse(str(caller))
+        for symbol in importer.dynamic_symbols:
+            if symbol.name == "dsyevd_":
+                symbol.name = "wc_dsyevd_"
+        importer.write(str(work / caller.name))
+        subprocess.run([patchelf(), "--set-rpath", "$ORIGIN", str(work / caller.name)], check=True)
+        results[variant] = {mode: run(harness, mode, other, work / caller.name) for mode in ("lazy", "now")}
+    assert results["local"]["now"] == str(EXPECT_32)
+    assert results["local"]["lazy"] == str(2 * 64 + 32 * 1000)  # the helper came from the other copy
+    assert results["both"] == {"lazy": str(EXPECT_32), "now": str(EXPECT_32)}

@@ -4,6 +4,6 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from wheelcheck.api import audit
+from wheelcheck.api import audit, repair
 
-__all__ = ["__version__", "audit"]
+__all__ = ["__version__", "audit", "repair"]

@@ -15,10 +15,12 @@ from wheelcheck.libsearch import find_external_libraries
 from wheelcheck.policy.loader import load_policy_file
 from wheelcheck.policy.model import PolicySet
 from wheelcheck.policy.registry import bundled_policies
+from wheelcheck.repair.pipeline import RepairOptions, repair_wheel
 from wheelcheck.report.model import SEVERITIES, AuditReport, WheelReport
+from wheelcheck.report.repair import RepairOutcome, RepairReport
 from wheelcheck.scan import scan_wheel
 
-__all__ = ["audit", "audit_wheel", "expand_paths", "load_policies", "show"]
+__all__ = ["audit", "audit_wheel", "expand_paths", "load_policies", "repair", "show"]
 
 
 def load_policies(policy_file: str | Path | None = None) -> PolicySet:
@@ -117,3 +119,47 @@ def show(
     if lib_path:
         options = replace(options, external=find_external_libraries(model, list(lib_path)))
     return show_view(assess(model, options), options)
+
+
+def _lib_sdir(value: str) -> str:
+    """auditwheel's -L: a suffix of the distribution's name, one path component (".libs", "_libs")."""
+    if not value or "/" in value or value in (".", ".."):
+        raise UsageError(value or "''", "--lib-sdir must be a directory-name suffix such as .libs")
+    return value
+
+
+def repair(
+    paths: str | Path | Iterable[str | Path],
+    out_dir: str | Path = "wheelhouse",
+    *,
+    plat: str | None = None,
+    policy_file: str | Path | None = None,
+    exclude: Iterable[str] = (),
+    lib_path: Iterable[str] = (),
+    level: int = 6,
+    jobs: int | None = None,
+    hide_symbols: bool = False,
+    hide_extension_symbols: bool = False,
+    keep_symbols: Iterable[str] = (),
+    lib_sdir: str = ".libs",
+    only_plat: bool = False,
+    strip: bool = False,
+    isa_check: bool = True,
+) -> RepairReport:
+    """Repair wheels into ``out_dir``; each wheel's errors land in its outcome (status "error")."""
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    options = RepairOptions(policies=load_policies(policy_file), out_dir=Path(out_dir), plat=plat,
+                            exclude=tuple(exclude), lib_path=tuple(lib_path), level=level, jobs=jobs,
+                            hide_symbols=hide_symbols, hide_extension_symbols=hide_extension_symbols,
+                            keep_symbols=tuple(keep_symbols), lib_sdir=_lib_sdir(lib_sdir), only_plat=only_plat,
+                            strip=strip, isa_check=isa_check)
+    outcomes = []
+    for path in expand_paths(paths):
+        try:
+            outcomes.append(repair_wheel(path, options))
+        except UsageError:
+            raise
+        except WheelcheckError as exc:
+            outcomes.append(RepairOutcome(filename=Path(path).name, status="error", message=str(exc)))
+    return RepairReport(outcomes)

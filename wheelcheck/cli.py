@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import tempfile
 from enum import Enum
@@ -173,6 +174,60 @@ def _rendered(report, fmt: AuditFormat, verbosity: int) -> str:
     if fmt is AuditFormat.markdown:
         return render_markdown(report)
     return "".join(text + "\n" for text, _ in render_text(report, verbosity=verbosity))
+
+
+@app.command("repair")
+def repair_command(
+    paths: Annotated[list[str], typer.Argument(help="Wheels: files, globs or directories of *.whl.")],
+    wheel_dir: Annotated[Path, typer.Option("-w", "--wheel-dir", help="Write repaired wheels here (created if missing).")] = Path("wheelhouse"),
+    plat: Annotated[str, typer.Option(help="Target tag or policy (manylinux_2_17_x86_64, manylinux2014), or auto: the best the repaired wheel reaches.")] = "auto",
+    exclude: Annotated[Optional[list[str]], typer.Option(help="Never graft sonames (or host paths) matching this glob (repeatable).")] = None,
+    lib_path: Annotated[Optional[list[str]], typer.Option(help="Look for libraries in this directory first (repeatable).")] = None,
+    policy_file: Annotated[Optional[Path], typer.Option(help="Use the policies of this JSON file instead of the bundled ones.")] = None,
+    level: Annotated[int, typer.Option("-z", "--zip-compression-level", min=0, max=9, help="Deflate level of changed and new members.")] = 6,
+    hide_symbols: Annotated[bool, typer.Option("--hide-symbols", help="Hide the vendored libraries' exports nothing in the wheel imports; rename the imported ones to names unique to this copy.")] = False,
+    hide_extension_symbols: Annotated[bool, typer.Option("--hide-extension-symbols", help="Also hide what extension modules export, but PyInit_* and what the wheel imports from them.")] = False,
+    keep_symbols: Annotated[Optional[list[str]], typer.Option("--keep-symbols", help="Never hide or rename names matching this glob (dlsym entry points; repeatable).")] = None,
+    lib_sdir: Annotated[str, typer.Option("-L", "--lib-sdir", help="Grafted libraries go to <distribution><LIB_SDIR>/ (auditwheel's option).")] = ".libs",
+    only_plat: Annotated[bool, typer.Option("--only-plat", help="Tag with --plat only, even when the wheel reaches a more compatible policy.")] = False,
+    strip: Annotated[bool, typer.Option("--strip", help="Strip symbol tables from grafted libraries and extension modules (strip -s).")] = False,
+    disable_isa_ext_check: Annotated[bool, typer.Option("--disable-isa-ext-check", help="Do not let the x86-64 ISA level (x86-64-v2...) limit the tag.")] = False,
+    fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
+    jobs: Annotated[Optional[int], typer.Option(help="Worker processes for scanning large wheels (default: CPU count).", min=1)] = None,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print only a line per wheel.")] = False,
+    verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="Also print notes and what stays external.")] = 0,
+) -> None:
+    """Vendor external libraries into each wheel and retag it: exit 0 all repaired, 1 a target is out of reach, 2 an error."""
+    from wheelcheck.api import repair
+    from wheelcheck.report.repair_json import render_repair_json
+    from wheelcheck.report.repair_text import render_repair_text
+
+    signal.signal(signal.SIGTERM, _interrupt)  # so a killed repair still removes its temporary file
+    try:
+        report = repair(paths, wheel_dir, plat=plat, policy_file=policy_file, exclude=exclude or (),
+                        lib_path=lib_path or (), level=level, jobs=jobs, hide_symbols=hide_symbols,
+                        hide_extension_symbols=hide_extension_symbols, keep_symbols=keep_symbols or (),
+                        lib_sdir=lib_sdir, only_plat=only_plat, strip=strip, isa_check=not disable_isa_ext_check)
+    except WheelcheckError as exc:
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        Console(stderr=True).print("wheelcheck: interrupted; nothing was written", style="bold red", markup=False)
+        raise typer.Exit(130)
+    if fmt is Format.json:
+        sys.stdout.write(render_repair_json(report))
+    else:
+        console = Console(highlight=False, soft_wrap=True)
+        for text, style in render_repair_text(report, verbosity=-1 if quiet else verbose):
+            console.print(text, style=style, markup=False)
+    for wheel in report.wheels:
+        if wheel.status == "error":
+            Console(stderr=True, highlight=False, soft_wrap=True).print(
+                f"wheelcheck: error: {wheel.message}", style="bold red", markup=False)
+    raise typer.Exit(report.exit_code)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 @policy_app.command("list")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-__all__ = ["WheelcheckError", "BadWheelError", "BadElfError", "PolicyError", "UsageError"]
+__all__ = ["WheelcheckError", "BadWheelError", "BadElfError", "PolicyError", "UsageError", "RepairError",
+           "OutputError"]
 
 
 class WheelcheckError(Exception):
@@ -28,3 +29,11 @@ class PolicyError(WheelcheckError):
 
 class UsageError(WheelcheckError):
     """A command-line value is not usable (unknown platform tag, no wheels found)."""
+
+
+class RepairError(WheelcheckError):
+    """A repair cannot be done: a needed library is not on this host, an ELF edit failed."""
+
+
+class OutputError(WheelcheckError):
+    """The repaired wheel cannot be written (the output directory is missing or not writable, disk full)."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+import re
 from fnmatch import fnmatchcase
 
 from wheelcheck.elf.model import ElfInfo
@@ -42,16 +43,20 @@ def plan_hiding(
     targets: Iterable[str],
     prefixes: Mapping[str, str],
     *,
-    keep_patterns: Iterable[str] = (),
+    keep_patterns: Iterable[str] | Mapping[str, str] = (),
     strings: frozenset[str] = frozenset(),
     extension_targets: Iterable[str] = (),
+    already_unique: re.Pattern | None = None,
 ) -> HidingPlan:
     """``targets``: member paths of vendored libraries; ``prefixes``: path -> unique prefix for renames;
-    ``extension_targets``: extension modules whose exports (but PyInit_* and what the wheel imports) to hide."""
+    ``extension_targets``: extension modules whose exports (but PyInit_* and what the wheel imports) to hide;
+    ``already_unique``: names an earlier run renamed (left alone, so a second run changes nothing)."""
     elves = {e.path: e for e in elves}
     targets = [t for t in targets if t in elves]
-    keep_patterns = tuple(keep_patterns)
+    keep_patterns = _reasons(keep_patterns)
     exports = {t: {elves[t].symtab.names[i] for i in elves[t].symtab.export_indices()} for t in targets}
+    if already_unique is not None:
+        exports = {t: {n for n in names if not already_unique.match(n)} for t, names in exports.items()}
     provider = _providers(elves, targets, exports)
 
     renamed: dict[str, dict[str, str]] = {t: {} for t in targets}
@@ -124,10 +129,17 @@ def _load_order(elves: dict[str, ElfInfo], by_name: dict[str, str], root: str) -
     return order
 
 
-def _keep_reason(name: str, patterns: tuple[str, ...], strings: frozenset[str]) -> str | None:
-    for pattern in patterns:
+def _reasons(patterns: Iterable[str] | Mapping[str, str]) -> dict[str, str]:
+    """glob -> why a match is kept; bare globs are the user's --keep-symbols."""
+    if isinstance(patterns, Mapping):
+        return dict(patterns)
+    return {pattern: f"matches --keep-symbols {pattern}" for pattern in patterns}
+
+
+def _keep_reason(name: str, patterns: Mapping[str, str], strings: frozenset[str]) -> str | None:
+    for pattern, why in patterns.items():
         if fnmatchcase(name, pattern):
-            return f"matches --keep-symbols {pattern}"
+            return why
     if name in strings:
         return "appears as a string in the wheel (a dlsym lookup?)"
     return None

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from wheelcheck.analysis.model import WheelModel
 from wheelcheck.elf.model import ElfInfo, is_dynamic_loader
 
-__all__ = ["Resolution", "resolve", "LIBPYTHON", "expand_origin", "inside_install_roots"]
+__all__ = ["Resolution", "resolve", "LIBPYTHON", "expand_origin", "inside_install_roots", "rpath_directory"]
 
 LIBPYTHON = re.compile(r"^libpython\d+\.\d+[a-z]*\.so(\.\d+)*$")
 _ORIGIN = re.compile(r"\$(ORIGIN|\{ORIGIN\})")
@@ -109,9 +109,13 @@ def _search(model, index, obj: ElfInfo, soname: str, rpath_chain, root: ElfInfo)
 def expand_origin(model: WheelModel, owner: ElfInfo, entry: str) -> str | None:
     """An RPATH entry with $ORIGIN expanded to the owner's virtual install directory (/sp/pkg/...),
     normalised; None when the entry does not use $ORIGIN."""
+    return _expand(model, owner.path, entry)
+
+
+def _expand(model: WheelModel, member: str, entry: str) -> str | None:
     if not _ORIGIN.search(entry):
         return None
-    origin = posixpath.dirname(model.install_path(owner.path))
+    origin = posixpath.dirname(model.install_path(member))
     expanded = posixpath.normpath(_ORIGIN.sub(origin, entry))
     return _SITE.sub("/sp", expanded)
 
@@ -122,10 +126,14 @@ def inside_install_roots(expanded: str) -> bool:
     return top in _INSTALL_ROOTS
 
 
-def _search_dir(model: WheelModel, owner: ElfInfo, entry: str) -> str | None:
-    """The install directory an RPATH entry names, or None when it points outside the wheel."""
-    expanded = expand_origin(model, owner, entry)
+def rpath_directory(model: WheelModel, member: str, entry: str) -> str | None:
+    """The install directory an RPATH entry of ``member`` names, or None when it points outside the wheel."""
+    expanded = _expand(model, member, entry)
     return expanded if expanded is not None and inside_install_roots(expanded) else None
+
+
+def _search_dir(model: WheelModel, owner: ElfInfo, entry: str) -> str | None:
+    return rpath_directory(model, owner.path, entry)
 
 
 def _compatible(candidate: ElfInfo, root: ElfInfo) -> bool:

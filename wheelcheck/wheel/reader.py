@@ -35,6 +35,8 @@ class WheelReader:
             raise BadWheelError(str(path), f"not a wheel filename ({exc})") from None
         self._zip = _open_zip(self.path)
         self.members = _checked_members(str(path), self._zip)
+        self.entries = self._zip.infolist()  # every entry, directories too, in central-directory order
+        self.comment = self._zip.comment
         self._by_name = {m.filename: m for m in self.members}
 
     def close(self) -> None:

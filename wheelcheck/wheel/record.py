@@ -7,7 +7,7 @@ import csv
 import hashlib
 import io
 
-__all__ = ["Record", "record_digest", "ACCEPTED_HASHES"]
+__all__ = ["Record", "record_digest", "record_rows", "render_record", "ACCEPTED_HASHES"]
 
 # PEP 376/427: sha256 or stronger; md5 and sha1 are not acceptable
 ACCEPTED_HASHES = ("sha256", "sha384", "sha512")
@@ -17,6 +17,18 @@ def record_digest(data: bytes, algorithm: str = "sha256") -> str:
     """The RECORD form of a member's hash: <algo>=<urlsafe base64 without padding>."""
     digest = hashlib.new(algorithm, data).digest()
     return f"{algorithm}=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
+def record_rows(text: str) -> list[tuple[str, str, str]]:
+    """The rows of a RECORD text in order, each padded to (path, hash, size)."""
+    return [tuple((row + ["", ""])[:3]) for row in csv.reader(io.StringIO(text)) if row]
+
+
+def render_record(rows: list[tuple[str, str, str]]) -> bytes:
+    """RECORD text for ``rows``: CSV with newline line ends, as bdist_wheel writes it."""
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    return buf.getvalue().encode("utf-8")
 
 
 class Record:

@@ -1,0 +1,74 @@
+"""repair --hide-symbols details: STB_GNU_UNIQUE, --keep-symbols, extension modules, reruns."""
+
+from __future__ import annotations
+
+import shutil
+
+from tests.fixtures.sources import extension_source
+from tests.fixtures.wheels import build_wheel
+from tests.helpers import repair_json
+from wheelcheck.elf import summarize
+from wheelcheck.wheel.reader import WheelReader
+
+# an inline function with a static local: g++ makes the guard and the variable STB_GNU_UNIQUE
+UNIQUE_LIB = r"""
+inline int &counter() { static int n = 0; return n; }
+extern "C" int bump(void) { return ++counter(); }
+extern "C" int keep_me_visible(void) { return 1; }
+"""
+EXT_BODY = "    return bump();"
+EXT_PRELUDE = "extern int bump(void);\nint ext_extra_api(void) { return 3; }\n"
+
+
+def _wheel(build, tmp_path):
+    lib_dir = tmp_path / "build"
+    lib_dir.mkdir()
+    lib = build.compile_c(UNIQUE_LIB, "libuniq.so.1", cxx=True, flags=("-Wl,-soname,libuniq.so.1",))
+    shutil.copy(lib, lib_dir / "libuniq.so.1")
+    ext = build.compile_c(extension_source("_ext", EXT_BODY, prelude=EXT_PRELUDE), "uniq_ext.so", libs=(lib,))
+    wheel = build_wheel(tmp_path / "dist", "uniq", "1.0", "cp311-cp311-linux_x86_64",
+                        {"uniq/_ext.cpython-311-x86_64-linux-gnu.so": ext})
+    return wheel, lib_dir, lib
+
+
+def _elves(wheel):
+    with WheelReader(wheel) as reader:
+        return {m.filename: summarize(reader.read(m.filename), m.filename) for m in reader.members
+                if m.filename.endswith(".so") or ".so." in m.filename}
+
+
+def test_gnu_unique_hidden_keep_symbols_and_extensions(build, tmp_path):
+    wheel, lib_dir, lib = _wheel(build, tmp_path)
+    unique = {s.name for s in summarize(lib.read_bytes(), "lib").symbols if s.bind == "GNU_UNIQUE" and s.defined}
+    assert unique, "g++ should have made the static local STB_GNU_UNIQUE"
+    proc, report = repair_json("--hide-symbols", "--hide-extension-symbols", "--keep-symbols", "keep_me_*",
+                               "--lib-path", lib_dir, "-w", tmp_path / "out", wheel)
+    assert proc.returncode == 0, proc.stderr
+    out = report["wheels"][0]
+    by_member = {h["member"].split("/")[0]: h for h in out["hidden"]}
+    libs = by_member["uniq.libs"]
+    assert libs["renamed"] == {"bump": libs["renamed"]["bump"]} and libs["renamed"]["bump"].endswith("_bump")
+    assert libs["kept"] == {"keep_me_visible": "matches --keep-symbols keep_me_*"}
+    ext = by_member["uniq"]
+    assert ext["hidden"] == 1 and not ext["renamed"]
+    elves = _elves(out["output"])
+    grafted = next(e for p, e in elves.items() if p.startswith("uniq.libs/"))
+    visible = {s.name for s in grafted.exports()}
+    assert visible == {libs["renamed"]["bump"], "keep_me_visible"}
+    assert all(s.bind == "LOCAL" and s.visibility == "HIDDEN" for s in grafted.symbols if s.name in unique)
+    extension = next(e for p, e in elves.items() if p.startswith("uniq/"))
+    assert {s.name for s in extension.exports()} == {"PyInit__ext"}
+    assert libs["renamed"]["bump"] in {s.name for s in extension.imports()}
+
+
+def test_rerun_and_reproducible(build, tmp_path):
+    wheel, lib_dir, _ = _wheel(build, tmp_path)
+    first, report = repair_json("--hide-symbols", "--lib-path", lib_dir, "-w", tmp_path / "one", wheel)
+    again, _ = repair_json("--hide-symbols", "--lib-path", lib_dir, "-w", tmp_path / "two", wheel)
+    assert first.returncode == again.returncode == 0
+    output = report["wheels"][0]["output"]
+    twice = tmp_path / "two" / output.rsplit("/", 1)[1]
+    assert open(output, "rb").read() == twice.read_bytes()
+    rerun, report2 = repair_json("--hide-symbols", "-w", tmp_path / "three", output)
+    assert rerun.returncode == 0, rerun.stderr
+    assert open(report2["wheels"][0]["output"], "rb").read() == twice.read_bytes()

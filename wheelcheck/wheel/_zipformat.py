@@ -1,0 +1,53 @@
+"""The byte layouts of the zip records the writer emits (APPNOTE 6.3.x), kept apart from their use."""
+
+from __future__ import annotations
+
+import struct
+
+__all__ = [
+    "LOCAL", "CENTRAL", "EOCD", "EOCD64", "EOCD64_LOCATOR", "ZIP64_LIMIT", "ZIP64_COUNT_LIMIT",
+    "ZIP64_EXTRA_ID", "FLAG_ENCRYPTED", "FLAG_DATA_DESCRIPTOR", "FLAG_UTF8",
+    "dos_date_time", "strip_extra", "zip64_extra",
+]
+
+LOCAL = struct.Struct("<IHHHHHIIIHH")  # signature .. extra length (30 bytes)
+LOCAL_SIGNATURE = 0x04034B50
+CENTRAL = struct.Struct("<IHHHHHHIIIHHHHHII")  # 46 bytes
+CENTRAL_SIGNATURE = 0x02014B50
+EOCD = struct.Struct("<IHHHHIIH")  # 22 bytes
+EOCD_SIGNATURE = 0x06054B50
+EOCD64 = struct.Struct("<IQHHIIQQQQ")  # 56 bytes
+EOCD64_SIGNATURE = 0x06064B50
+EOCD64_LOCATOR = struct.Struct("<IIQI")  # 20 bytes
+EOCD64_LOCATOR_SIGNATURE = 0x07064B50
+
+ZIP64_LIMIT = 0xFFFFFFFF  # a size or offset at or above this goes in a zip64 extra field
+ZIP64_COUNT_LIMIT = 0xFFFF
+ZIP64_EXTRA_ID = 0x0001
+ZIP64_VERSION = 45
+FLAG_ENCRYPTED = 0x0001
+FLAG_DATA_DESCRIPTOR = 0x0008
+FLAG_UTF8 = 0x0800
+
+
+def dos_date_time(date_time: tuple[int, int, int, int, int, int]) -> tuple[int, int]:
+    """(dostime, dosdate) exactly as zipfile decodes them back (two-second resolution)."""
+    year, month, day, hour, minute, second = date_time
+    return (hour << 11) | (minute << 5) | (second // 2), ((year - 1980) << 9) | (month << 5) | day
+
+
+def strip_extra(extra: bytes, header_id: int = ZIP64_EXTRA_ID) -> bytes:
+    """``extra`` without the blocks of ``header_id`` (we write our own zip64 block when one is needed)."""
+    out, pos = bytearray(), 0
+    while pos + 4 <= len(extra):
+        block_id, size = struct.unpack_from("<HH", extra, pos)
+        end = pos + 4 + size
+        if block_id != header_id:
+            out += extra[pos:end]
+        pos = end
+    return bytes(out)
+
+
+def zip64_extra(*values: int) -> bytes:
+    """A zip64 extended-information block holding ``values`` (sizes, then the offset) in order."""
+    return struct.pack(f"<HH{len(values)}Q", ZIP64_EXTRA_ID, 8 * len(values), *values)
