@@ -153,3 +153,7 @@ def test_readme_run_lines(image, index, tmp_path):
     proc = subprocess.run([wheelcheck, *mapped], cwd=io, capture_output=True, text=True, timeout=600)
     assert proc.returncode in (0, 1), proc.stderr  # answered: pass or fail, never bad input
     assert SAMPLE.name in proc.stdout
+    if args[0] == "repair":  # the sample needs only libm: retagged to the tag it deserves, in /io/wheelhouse
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert [p.name for p in (io / "wheelhouse").glob("*.whl")] == \
+            ["demo_ext-1.0-cp311-cp311-manylinux_2_31_x86_64.whl"]

@@ -393,7 +393,7 @@ def config_command(
     value_width = max(map(len, shown.values()))
     for key in SETTINGS:
         typer.echo(f"{key:<{width}}  {shown[key]:<{value_width}}  ({settings.sources[key]})")
-    typer.echo("Options given to audit or repair override these.")
+    typer.echo("Command-line options override these.")
 
 
 def _shown(value: object) -> str:
