@@ -89,6 +89,23 @@ def test_external_library_and_upgrades(build, tmp_path):
     assert ours["policy_upgrades"]["manylinux_2_17_x86_64"] == {"libs_to_eliminate": ["libalpha.so.1"]}
 
 
+def test_ldpaths_finds_external_libraries(build, tmp_path):
+    """Given the same folder, both tools find libalpha and its own need libbeta there, at the same paths."""
+    alpha, beta = build.alpha_beta()
+    ext = build.compile_c(USES_ALPHA, "usealpha.so", libs=(alpha,))
+    wheel = build_wheel(tmp_path, "usealpha", "1.0", "cp311-cp311-linux_x86_64", {EXT.format("usealpha"): ext})
+    libs = tmp_path / "libs"
+    libs.mkdir()
+    for lib in (alpha, beta):
+        (libs / lib.name).write_bytes(lib.read_bytes())
+    theirs = json.loads(auditwheel("--json", "--ldpaths", libs, wheel).stdout)
+    ours = json.loads(run_cli("show", "--json", "--ldpaths", libs, wheel).stdout)
+    found = {"libalpha.so.1": str(libs / "libalpha.so.1"), "libbeta.so.1": str(libs / "libbeta.so.1")}
+    assert ours["external_libs"] == theirs["external_libs"] == found
+    del ours["policy_upgrades"]["manylinux_2_43_x86_64"]  # difference 11
+    assert ours == theirs
+
+
 def test_isa_level_and_disable_isa_ext_check(build, tmp_path):
     ext = build.compile_c(extension_source("fast"), "fast.so", flags=("-march=x86-64-v3", "-Wl,-z,x86-64-v3"))
     wheel = build_wheel(tmp_path, "fast", "1.0", "cp311-cp311-linux_x86_64", {EXT.format("fast"): ext})
