@@ -68,3 +68,27 @@ def test_unknown_auditwheel_flag_is_a_clear_error(unrepaired, tmp_path):
     wheel, *lib_dirs = unrepaired
     proc = cibuildwheel("wheelcheck repair --patcher lief-patchelf -w {dest_dir} {wheel}", wheel, tmp_path / "o", lib_dirs)
     assert proc.returncode == 2 and "--patcher" in proc.stderr
+
+
+def test_auditwheel_plat_and_pyproject_defaults(unrepaired, tmp_path):
+    """Inside a manylinux image AUDITWHEEL_PLAT names the target; [tool.wheelcheck] sets the rest."""
+    wheel, *lib_dirs = unrepaired
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text('[tool.wheelcheck]\nhide-symbols = true\nplat = "manylinux_2_12_x86_64"\n')
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
+               LD_LIBRARY_PATH=":".join(map(str, lib_dirs)), AUDITWHEEL_PLAT="manylinux2014_x86_64")
+    proc = subprocess.run(["wheelcheck", "repair", "--format", "json", "--only-plat", "-w", str(tmp_path / "out"),
+                           str(wheel)], cwd=project, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    import json
+
+    out = json.loads(proc.stdout)["wheels"][0]
+    assert out["target_tag"] == "manylinux_2_17_x86_64"  # the variable beats the table
+    assert out["hidden"], "hide-symbols came from [tool.wheelcheck]"
+    del env["AUDITWHEEL_PLAT"]
+    proc = subprocess.run(["wheelcheck", "repair", "--format", "json", "--no-hide-symbols", "-w",
+                           str(tmp_path / "out2"), str(wheel)], cwd=project, env=env, capture_output=True,
+                          text=True, timeout=600)
+    out = json.loads(proc.stdout)["wheels"][0]
+    assert out["target_tag"] == "manylinux_2_12_x86_64" and out["hidden"] is None

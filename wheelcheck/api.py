@@ -145,6 +145,7 @@ def repair(
     only_plat: bool = False,
     strip: bool = False,
     isa_check: bool = True,
+    progress: WheelProgress | None = None,
 ) -> RepairReport:
     """Repair wheels into ``out_dir``; each wheel's errors land in its outcome (status "error")."""
     if isinstance(paths, (str, Path)):
@@ -157,7 +158,9 @@ def repair(
     outcomes = []
     for path in expand_paths(paths):
         try:
-            outcomes.append(repair_wheel(path, options))
+            name = Path(path).name
+            outcomes.append(repair_wheel(path, options, progress=(lambda done, total: progress(name, done, total))
+                                         if progress else None))
         except UsageError:
             raise
         except WheelcheckError as exc:

@@ -180,12 +180,12 @@ def _rendered(report, fmt: AuditFormat, verbosity: int) -> str:
 def repair_command(
     paths: Annotated[list[str], typer.Argument(help="Wheels: files, globs or directories of *.whl.")],
     wheel_dir: Annotated[Path, typer.Option("-w", "--wheel-dir", help="Write repaired wheels here (created if missing).")] = Path("wheelhouse"),
-    plat: Annotated[str, typer.Option(help="Target tag or policy (manylinux_2_17_x86_64, manylinux2014), or auto: the best the repaired wheel reaches.")] = "auto",
+    plat: Annotated[Optional[str], typer.Option(help="Target tag or policy (manylinux_2_17_x86_64, manylinux2014), or auto: the best the repaired wheel reaches (default: $AUDITWHEEL_PLAT, as in the manylinux images, else [tool.wheelcheck] plat, else auto).")] = None,
     exclude: Annotated[Optional[list[str]], typer.Option(help="Never graft sonames (or host paths) matching this glob (repeatable).")] = None,
     lib_path: Annotated[Optional[list[str]], typer.Option(help="Look for libraries in this directory first (repeatable).")] = None,
     policy_file: Annotated[Optional[Path], typer.Option(help="Use the policies of this JSON file instead of the bundled ones.")] = None,
     level: Annotated[int, typer.Option("-z", "--zip-compression-level", min=0, max=9, help="Deflate level of changed and new members.")] = 6,
-    hide_symbols: Annotated[bool, typer.Option("--hide-symbols", help="Hide the vendored libraries' exports nothing in the wheel imports; rename the imported ones to names unique to this copy.")] = False,
+    hide_symbols: Annotated[Optional[bool], typer.Option("--hide-symbols/--no-hide-symbols", help="Hide the vendored libraries' exports nothing in the wheel imports; rename the imported ones to names unique to this copy (default: [tool.wheelcheck] hide-symbols, else off).")] = None,
     hide_extension_symbols: Annotated[bool, typer.Option("--hide-extension-symbols", help="Also hide what extension modules export, but PyInit_* and what the wheel imports from them.")] = False,
     keep_symbols: Annotated[Optional[list[str]], typer.Option("--keep-symbols", help="Never hide or rename names matching this glob (dlsym entry points; repeatable).")] = None,
     lib_sdir: Annotated[str, typer.Option("-L", "--lib-sdir", help="Grafted libraries go to <distribution><LIB_SDIR>/ (auditwheel's option).")] = ".libs",
@@ -196,18 +196,24 @@ def repair_command(
     jobs: Annotated[Optional[int], typer.Option(help="Worker processes for scanning large wheels (default: CPU count).", min=1)] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print only a line per wheel.")] = False,
     verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="Also print notes and what stays external.")] = 0,
+    config: Annotated[Optional[Path], typer.Option("--config", help=CONFIG_HELP)] = None,
 ) -> None:
     """Vendor external libraries into each wheel and retag it: exit 0 all repaired, 1 a target is out of reach, 2 an error."""
     from wheelcheck.api import repair
     from wheelcheck.report.repair_json import render_repair_json
     from wheelcheck.report.repair_text import render_repair_text
 
+    settings = _settings(config, {"plat": plat or os.environ.get("AUDITWHEEL_PLAT") or None,
+                                  "policy-file": _str(policy_file), "exclude": exclude, "lib-path": lib_path,
+                                  "hide-symbols": hide_symbols})
     signal.signal(signal.SIGTERM, _interrupt)  # so a killed repair still removes its temporary file
     try:
-        report = repair(paths, wheel_dir, plat=plat, policy_file=policy_file, exclude=exclude or (),
-                        lib_path=lib_path or (), level=level, jobs=jobs, hide_symbols=hide_symbols,
-                        hide_extension_symbols=hide_extension_symbols, keep_symbols=keep_symbols or (),
-                        lib_sdir=lib_sdir, only_plat=only_plat, strip=strip, isa_check=not disable_isa_ext_check)
+        with terminal_progress(fmt is Format.text and not quiet) as progress:
+            report = repair(paths, wheel_dir, plat=settings["plat"] or "auto", policy_file=settings["policy-file"],
+                            exclude=settings["exclude"], lib_path=settings["lib-path"], level=level, jobs=jobs,
+                            hide_symbols=settings["hide-symbols"], hide_extension_symbols=hide_extension_symbols,
+                            keep_symbols=keep_symbols or (), lib_sdir=lib_sdir, only_plat=only_plat, strip=strip,
+                            isa_check=not disable_isa_ext_check, progress=progress)
     except WheelcheckError as exc:
         _fail(str(exc))
     except KeyboardInterrupt:

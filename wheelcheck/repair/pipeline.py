@@ -31,7 +31,7 @@ from wheelcheck.repair.retag import added_platforms, removed_platforms, retag_fi
 from wheelcheck.repair.target import Choice, choose_plan, meets, policy_of_tag, requested_policy
 from wheelcheck.report.model import WheelReport
 from wheelcheck.report.repair import GraftedLibrary, HiddenSymbols, PatchedFile, RepairOutcome
-from wheelcheck.scan import scan_wheel
+from wheelcheck.scan import Progress, scan_wheel
 from wheelcheck.wheel.reader import WheelReader
 from wheelcheck.wheel.rebuild import rebuild_wheel, reproducible_date_time
 
@@ -57,10 +57,12 @@ class RepairOptions:
     isa_check: bool = True  # False: do not judge the x86-64 ISA level (--disable-isa-ext-check)
 
 
-def repair_wheel(path: str | Path, options: RepairOptions) -> RepairOutcome:
-    """Repair one wheel. Raises WheelcheckError subclasses for bad input, missing libraries, write errors."""
+def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | None = None) -> RepairOutcome:
+    """Repair one wheel. Raises WheelcheckError subclasses for bad input, missing libraries, write errors.
+
+    ``progress(done, total)`` follows the reading of the wheel's ELF members, the long part of a repair."""
     path = Path(path)
-    model = scan_wheel(path, jobs=options.jobs)
+    model = scan_wheel(path, jobs=options.jobs, progress=progress)
     outcome = RepairOutcome(filename=model.filename, target_tag=None)
     if not model.elves:
         outcome.status, outcome.message = "pure", "no ELF file: nothing to repair, nothing written"
