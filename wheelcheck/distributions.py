@@ -45,10 +45,12 @@ def uses_rtld_global(source: bytes) -> bool:
 def from_wheel(path: str | Path, jobs: int | None = None) -> Distribution:
     model = scan_wheel(path, jobs=jobs)
     with WheelReader(path) as reader:
+        meta = HeaderParser().parsestr(reader.metadata_text("METADATA") or "")
         loaders = tuple(m.filename for m in reader.members
                         if m.filename.endswith(".py") and uses_rtld_global(reader.read(m.filename)))
-    return Distribution(model.name, model.version, model.filename, model.requires_dist, model.tags, model.elves,
-                        loaders)
+    # METADATA spells the name as an environment's dist-info does; the file name only canonically
+    return Distribution(meta.get("Name") or model.name, meta.get("Version") or model.version, model.filename,
+                        model.requires_dist, model.tags, model.elves, loaders)
 
 
 def default_python() -> str:

@@ -83,6 +83,9 @@ def symbol_conflicts(index: SymbolIndex) -> tuple[list[ConflictFinding], Collisi
     not_std = _OPERATOR_NEW_DELETE + table["libstdcxx"].sentinels
     rows = []
     for name, every_copy in index.shared.items():
+        if is_harmless(name) or any(name in version_defs.get(id(c[0]), ()) for c in every_copy):
+            stats.harmless += 1
+            continue
         copies = _colliding(every_copy)
         if copies is None:
             stats.identical += 1
@@ -90,11 +93,9 @@ def symbol_conflicts(index: SymbolIndex) -> tuple[list[ConflictFinding], Collisi
         if not copies:
             stats.versioned_apart += 1
             continue
-        if is_harmless(name) or any(name in version_defs.get(id(c[0]), ()) for c in copies):
-            stats.harmless += 1
-            continue
         common = frozenset.intersection(*(owned[id(c[0])] for c in copies))
-        family = min(common) if common else "libstdcxx" if name.startswith(_STD_STATICS) else by_name.get(name)
+        family, precise = (min(common), True) if common else ("libstdcxx", True) if name.startswith(_STD_STATICS) \
+            else by_name.get(name, (None, False))
         binds = [c[1] >> 4 for c in copies]
         hazard = "strong"
         if name.startswith("_Z"):
@@ -103,9 +104,9 @@ def symbol_conflicts(index: SymbolIndex) -> tuple[list[ConflictFinding], Collisi
                 hazard = "vague"
         dists = frozenset(c[0].dist.key for c in copies)
         liveness = "unique" if _STB_GNU_UNIQUE in binds else "global" if dists & global_keys else "latent"
-        rows.append((name, family, bool(common), hazard, liveness, dists, copies))
+        rows.append((name, family, precise, hazard, liveness, dists, copies))
     groups: dict[tuple, _Group] = {}
-    for name, family, _owned, hazard, liveness, dists, copies in _apply_min_symbols(rows, table):
+    for name, family, _precise, hazard, liveness, dists, copies in _apply_min_symbols(rows, table):
         group = groups.setdefault((family, hazard, liveness, dists), _Group())
         group.names.append(name)
         for f, _info, _version in copies:
@@ -133,11 +134,15 @@ def _colliding(copies: list[Copy]) -> list[Copy] | None:
     return [copies[i] for i in sorted(hit)]
 
 
-def _name_families(sorted_names: list[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
+def _name_families(sorted_names: list[str]) -> dict[str, tuple[str, bool]]:
+    """name -> (family id, precise). A match by C++ namespace or by pattern (the shapes of BLAS/LAPACK
+    routine names) is precise; one by a C prefix or an exact name ('crc32', 'compress') counts only when
+    the family's min_symbols of them are shared by the same distributions."""
+    out: dict[str, tuple[str, bool]] = {}
     for fam in families():
         for name in family_members(sorted_names, fam):
-            out.setdefault(name, fam.id)
+            if name not in out:
+                out[name] = (fam.id, name.startswith("_Z") or any(p.match(name) for p in fam.patterns))
     return out
 
 
@@ -148,16 +153,16 @@ def _owned_families(f: FileExports) -> tuple[str, ...]:
 
 
 def _apply_min_symbols(rows, table: dict[str, Family]):
-    """A family recognised by name alone needs its min_symbols names between the same distributions
+    """A family recognised by a generic name needs its min_symbols names between the same distributions
     (one shared 'crc32' is not zlib)."""
     counts: dict[tuple, int] = {}
-    for _name, family, owned, _h, _l, dists, _c in rows:
-        if family and not owned:
+    for _name, family, _precise, _h, _l, dists, _c in rows:
+        if family:
             counts[(family, dists)] = counts.get((family, dists), 0) + 1
-    for name, family, owned, hazard, liveness, dists, copies in rows:
-        if family and not owned and counts[(family, dists)] < table[family].min_symbols:
+    for name, family, precise, hazard, liveness, dists, copies in rows:
+        if family and not precise and counts[(family, dists)] < table[family].min_symbols:
             family = None
-        yield name, family, owned, hazard, liveness, dists, copies
+        yield name, family, precise, hazard, liveness, dists, copies
 
 
 def _merge_components(groups: dict[tuple, _Group]) -> dict[tuple, _Group]:
@@ -220,7 +225,7 @@ def _severity(hazard: str, liveness: str, family: str | None) -> str:
 
 
 def _finding(key: tuple, group: _Group, table: dict[str, Family], global_keys: set[str],
-             by_name: dict[str, str]) -> ConflictFinding:
+             by_name: dict[str, tuple[str, bool]]) -> ConflictFinding:
     family, hazard, liveness, _dists = key
     fam = table.get(family) if family else None
     names = sorted(group.names)
@@ -230,11 +235,13 @@ def _finding(key: tuple, group: _Group, table: dict[str, Family], global_keys: s
     plural = "s" if count != 1 else ""
     if fam:
         what = f"{count} {fam.title} symbol{plural}"
+    elif count <= 3:
+        what = f"{count} symbol{plural}"
     else:
         top = sorted(group_counts(names).items(), key=lambda kv: (-kv[1], kv[0]))[:3]
         what = f"{count} symbol{plural} ({', '.join(f'{g} {n}' for g, n in top)})"
     # names the family knows by name first (dgemm_ rather than an OpenBLAS kernel), the shortest first
-    examples = tuple(sorted(names, key=lambda n: (by_name.get(n) != family, len(n), n))[:_EXAMPLES])
+    examples = tuple(sorted(names, key=lambda n: (by_name.get(n, (None,))[0] != family, len(n), n))[:_EXAMPLES])
     shown = ", ".join(short_name(n) for n in examples[:3])
     hazard_text = _STD_TEXT if family == "libstdcxx" and hazard == "vague" else _HAZARD_TEXT[hazard]
     message = (f"{what} defined by {_join(labels)} ({shown}{', ...' if count > 3 else ''}): {hazard_text}; "
@@ -246,7 +253,7 @@ def _finding(key: tuple, group: _Group, table: dict[str, Family], global_keys: s
         hint += f". {fam.note}"
     providers = tuple(Provider(f.dist.name, f.dist.version, f.elf.path, n) for f, n in files)
     return ConflictFinding("conflict-symbols", _severity(hazard, liveness, family), message, hint, providers,
-                           family, hazard, liveness, count, examples)
+                           family, hazard, liveness, count, examples, tuple(names))
 
 
 def _join(items: list[str]) -> str:

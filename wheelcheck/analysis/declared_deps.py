@@ -135,7 +135,8 @@ def _judge(dist: Distribution, f: FileExports, missing: list[str], deps: set[str
             f"(torch >= 2.7 uses the new ABI), or require the build of the dependency with its ABI",
             (Provider(dist.name, dist.version, f.elf.path, len(twins)),)
             + ((Provider(owner.dist.name, owner.dist.version, owner.elf.path),) if owner else ()),
-            family="libstdcxx", count=len(twins), symbols=tuple(twins)[:_EXAMPLES] + tuple(twins.values())[:1])
+            family="libstdcxx", count=len(twins), symbols=tuple(twins)[:_EXAMPLES] + tuple(twins.values())[:1],
+            names=tuple(sorted(twins)))
     if expected:
         yield ConflictFinding(
             "conflict-missing-symbols", "warning",
@@ -146,4 +147,4 @@ def _judge(dist: Distribution, f: FileExports, missing: list[str], deps: set[str
             f"provides them",
             "build against the version of the dependency you require (pin it in Requires-Dist)",
             (Provider(dist.name, dist.version, f.elf.path, len(expected)),), count=len(expected),
-            symbols=tuple(expected[:_EXAMPLES]))
+            symbols=tuple(expected[:_EXAMPLES]), names=tuple(expected))

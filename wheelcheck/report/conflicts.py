@@ -43,16 +43,19 @@ class ConflictFinding:
     liveness: str | None = None  # unique, global or latent (conflict-symbols)
     count: int = 0  # symbols (or copies) involved
     symbols: tuple[str, ...] = ()  # examples
+    names: tuple[str, ...] = ()  # every symbol involved, sorted (conflict-symbols, conflict-missing-symbols)
 
     @property
     def rank(self) -> tuple:
-        """Sort key: most severe first, then strong before vague, then most symbols."""
-        return (-SEVERITIES.index(self.severity), self.hazard != "strong", -self.count, self.rule, self.message)
+        """Sort key: most severe first, then strong before vague, known families first, most symbols."""
+        return (-SEVERITIES.index(self.severity), self.hazard != "strong", self.family is None, -self.count,
+                self.rule, self.message)
 
     def to_dict(self) -> dict[str, Any]:
         return {"rule": self.rule, "severity": self.severity, "message": self.message, "hint": self.hint,
                 "family": self.family, "hazard": self.hazard, "liveness": self.liveness, "count": self.count,
-                "symbols": list(self.symbols), "providers": [p.to_dict() for p in self.providers]}
+                "symbols": list(self.symbols), "names": list(self.names),
+                "providers": [p.to_dict() for p in self.providers]}
 
 
 @dataclass
