@@ -52,7 +52,8 @@ _EXAMPLES = 5
 
 
 def is_harmless(name: str) -> bool:
-    return name in _HARMLESS_NAMES or name.startswith(_HARMLESS_PREFIXES) or bool(_COMPILER_HELPER.match(name))
+    return name in _HARMLESS_NAMES or name.startswith(_HARMLESS_PREFIXES) or (
+        name.startswith("__") and _COMPILER_HELPER.match(name) is not None)
 
 
 @dataclass
@@ -70,61 +71,86 @@ class CollisionStats:
 @dataclass
 class _Group:
     names: list[str] = field(default_factory=list)
-    providers: dict[int, tuple[FileExports, int]] = field(default_factory=dict)  # id -> (file, names defined)
+    providers: dict[int, int] = field(default_factory=dict)  # file number -> names of the group it defines
+
+
+@dataclass(frozen=True)
+class _Files:
+    """What one set of colliding files shares, worked out once per set rather than once per name."""
+
+    owned: frozenset[str]  # families whose owner files they all are
+    dists: frozenset[str]
+    global_loader: bool
 
 
 def symbol_conflicts(index: SymbolIndex) -> tuple[list[ConflictFinding], CollisionStats]:
     stats = CollisionStats(shared=len(index.shared))
     table = {f.id: f for f in families()}
     by_name = _name_families(list(index.shared))  # the index keeps them sorted
-    owned = {id(f): frozenset(_owned_families(f)) for f in index.files}
-    version_defs = {id(f): frozenset(f.elf.version_defs) for f in index.files if f.elf.version_defs}
-    global_keys = {f.dist.key for f in index.files if f.dist.global_loaders}
+    files = index.files
+    dist_of = [f.dist.key for f in files]
+    build_of = [f.identity for f in files]
+    version_defs = frozenset().union(*(f.elf.version_defs for f in files))
+    owned = [frozenset(_owned_families(f)) for f in files]
+    global_keys = {f.dist.key for f in files if f.dist.global_loaders}
+    file_sets: dict[tuple[int, ...], _Files] = {}
     not_std = _OPERATOR_NEW_DELETE + table["libstdcxx"].sentinels
     rows = []
     for name, every_copy in index.shared.items():
-        if is_harmless(name) or any(name in version_defs.get(id(c[0]), ()) for c in every_copy):
+        if name in version_defs or is_harmless(name):
             stats.harmless += 1
             continue
-        copies = _colliding(every_copy)
+        copies = _colliding(every_copy, dist_of, build_of)
         if copies is None:
             stats.identical += 1
             continue
         if not copies:
             stats.versioned_apart += 1
             continue
-        common = frozenset.intersection(*(owned[id(c[0])] for c in copies))
-        family, precise = (min(common), True) if common else ("libstdcxx", True) if name.startswith(_STD_STATICS) \
-            else by_name.get(name, (None, False))
+        numbers = tuple(c[0] for c in copies)
+        shared_by = file_sets.get(numbers)
+        if shared_by is None:
+            dists = frozenset(dist_of[n] for n in numbers)
+            shared_by = file_sets[numbers] = _Files(frozenset.intersection(*(owned[n] for n in numbers)), dists,
+                                                    bool(dists & global_keys))
+        if shared_by.owned:
+            family, precise = min(shared_by.owned), True
+        elif name.startswith(_STD_STATICS):
+            family, precise = "libstdcxx", True
+        else:
+            family, precise = by_name.get(name, (None, False))
         binds = [c[1] >> 4 for c in copies]
         hazard = "strong"
         if name.startswith("_Z"):
             is_std = family == "libstdcxx" and not name.startswith(not_std)
             if is_std or name.startswith(_VAGUE_BY_NAME) or all(b in (_STB_WEAK, _STB_GNU_UNIQUE) for b in binds):
                 hazard = "vague"
-        dists = frozenset(c[0].dist.key for c in copies)
-        liveness = "unique" if _STB_GNU_UNIQUE in binds else "global" if dists & global_keys else "latent"
-        rows.append((name, family, precise, hazard, liveness, dists, copies))
+        liveness = "unique" if _STB_GNU_UNIQUE in binds else "global" if shared_by.global_loader else "latent"
+        rows.append((name, family, precise, hazard, liveness, shared_by.dists, numbers))
     groups: dict[tuple, _Group] = {}
-    for name, family, _precise, hazard, liveness, dists, copies in _apply_min_symbols(rows, table):
+    for name, family, _precise, hazard, liveness, dists, numbers in _apply_min_symbols(rows, table):
         group = groups.setdefault((family, hazard, liveness, dists), _Group())
         group.names.append(name)
-        for f, _info, _version in copies:
-            entry = group.providers.get(id(f))
-            group.providers[id(f)] = (f, (entry[1] if entry else 0) + 1)
+        for n in numbers:
+            group.providers[n] = group.providers.get(n, 0) + 1
     stats.colliding = len(rows)
     merged = _merge_components(groups)
-    return [_finding(key, group, table, global_keys, by_name) for key, group in merged.items()], stats
+    return [_finding(key, group, files, table, global_keys, by_name) for key, group in merged.items()], stats
 
 
-def _colliding(copies: list[Copy]) -> list[Copy] | None:
+def _colliding(copies: list[Copy], dist_of: list[str], build_of: list[tuple]) -> list[Copy] | None:
     """The copies of a name that collide with a copy of another distribution; [] when versions keep
     them apart; None when only identical builds define it."""
+    if len(copies) == 2:  # the common case: a shared name has copies in two distributions
+        (a, _, v), (b, _, w) = copies
+        if build_of[a] == build_of[b]:
+            return None
+        return copies if v == w or v is None or w is None else []
     hit, different_builds = set(), False
-    for i, (f, _, v) in enumerate(copies):
+    for i, (a, _, v) in enumerate(copies):
         for j in range(i + 1, len(copies)):
-            g, _, w = copies[j]
-            if f.dist.key == g.dist.key or f.identity == g.identity:
+            b, _, w = copies[j]
+            if dist_of[a] == dist_of[b] or build_of[a] == build_of[b]:
                 continue
             different_builds = True
             if v == w or v is None or w is None:
@@ -190,9 +216,8 @@ def _merge_components(groups: dict[tuple, _Group]) -> dict[tuple, _Group]:
 
 def _absorb(into: _Group, group: _Group) -> None:
     into.names.extend(group.names)
-    for key, (f, n) in group.providers.items():
-        entry = into.providers.get(key)
-        into.providers[key] = (f, (entry[1] if entry else 0) + n)
+    for number, count in group.providers.items():
+        into.providers[number] = into.providers.get(number, 0) + count
 
 
 _HAZARD_TEXT = {
@@ -224,12 +249,13 @@ def _severity(hazard: str, liveness: str, family: str | None) -> str:
     return "warning" if live and family != "libstdcxx" else "info"
 
 
-def _finding(key: tuple, group: _Group, table: dict[str, Family], global_keys: set[str],
-             by_name: dict[str, tuple[str, bool]]) -> ConflictFinding:
+def _finding(key: tuple, group: _Group, every_file: list[FileExports], table: dict[str, Family],
+             global_keys: set[str], by_name: dict[str, tuple[str, bool]]) -> ConflictFinding:
     family, hazard, liveness, _dists = key
     fam = table.get(family) if family else None
     names = sorted(group.names)
-    files = sorted(group.providers.values(), key=lambda e: (e[0].dist.key, -e[1], e[0].elf.path))
+    files = sorted(((every_file[n], count) for n, count in group.providers.items()),
+                   key=lambda e: (e[0].dist.key, -e[1], e[0].elf.path))
     labels = list(dict.fromkeys(f.dist.label for f, _n in files))
     count = len(names)
     plural = "s" if count != 1 else ""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from itertools import compress
 
@@ -51,7 +51,6 @@ class FileExports:
     names: list[str]  # exported names, in .dynsym order
     info: bytes  # st_info of each
     versions: array  # index into elf.symtab.version_names (0: unversioned)
-    _lookup: dict | None = field(default=None, repr=False)
 
     @cached_property
     def identity(self) -> tuple:
@@ -63,13 +62,13 @@ class FileExports:
         return (first.group(1),) if first else (name, self.elf.size)
 
     def lookup(self, name: str) -> tuple[int, str | None] | None:
-        """(st_info, version name) of an exported name; the mapping is built on first use (C speed)."""
-        if self._lookup is None:
-            self._lookup = dict(zip(self.names, zip(self.info, self.versions)))
-        found = self._lookup.get(name)
-        if found is None:
+        """(st_info, version name) of an exported name, or None. A C-speed scan: for the few names the
+        rules look up one by one (sentinels, a twin's owner); the index has every shared name already."""
+        try:
+            i = self.names.index(name)
+        except ValueError:
             return None
-        return found[0], self.elf.symtab.version_names[found[1]][0]
+        return self.info[i], self.elf.symtab.version_names[self.versions[i]][0]
 
     def undefined(self) -> list[tuple[str, str | None]]:
         """(name, library its version is needed from, or None) of its strong undefined references."""
@@ -82,7 +81,7 @@ class FileExports:
                 if n]
 
 
-Copy = tuple[FileExports, int, "str | None"]  # a file defining a name, with its st_info and version
+Copy = tuple[int, int, "str | None"]  # a definition: index into SymbolIndex.files, st_info, version name
 
 
 @dataclass
@@ -121,10 +120,12 @@ def build_index(members: Sequence[Distribution], arch: str | None) -> SymbolInde
         shared_names |= seen & own
         seen |= own
     shared: dict[str, list[Copy]] = {name: [] for name in sorted(shared_names)}
-    for f in files:
-        hits = shared_names.intersection(f.names)
-        if hits:
-            for name in hits:
-                info, version = f.lookup(name)
-                shared[name].append((f, info, version))
+    for number, f in enumerate(files):
+        if shared_names.isdisjoint(f.names):
+            continue
+        versions = f.elf.symtab.version_names
+        exported, info, version_index = f.names, f.info, f.versions
+        # the positions of shared names, found without a Python-level step per name
+        for i in compress(range(len(exported)), map(shared_names.__contains__, exported)):
+            shared[exported[i]].append((number, info[i], versions[version_index[i]][0]))
     return SymbolIndex(files, by_dist, names, shared, sum(len(f.names) for f in files))
