@@ -10,7 +10,8 @@ one pair a block of plain C names; the rest are their own. Nothing is committed:
 a temporary directory.
 
 Prints a table, best of R: reading (inflate + ELF summaries), the analysis (symbol index and every rule),
-the whole CLI in a subprocess, and the CLI on the same distributions installed in a directory (--env).
+the whole CLI in a subprocess, and the CLI on the same distributions pip-installed in a directory (--env;
+only the wheels this interpreter accepts, one version of each).
 With WHEEL arguments, the same for them (e.g. the corpus: ~/.cache/wheelcheck-corpus/*.whl).
 """
 
@@ -84,14 +85,27 @@ def cli(*args) -> tuple[float, dict]:
     return elapsed, json.loads(proc.stdout)
 
 
+def install(wheels: list[Path], site: Path) -> int:
+    """pip install --target each wheel this interpreter accepts, one version per distribution."""
+    names, count = set(), 0
+    for wheel in wheels:
+        name = wheel.name.split("-")[0].lower()
+        if name in names:
+            continue
+        proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target",
+                               str(site), str(wheel)], capture_output=True)
+        if proc.returncode == 0:
+            names.add(name)
+            count += 1
+    return count
+
+
 def measure(label: str, wheels: list[Path], repeat: int, workdir: Path) -> str:
     t_read, dists = best(lambda: [from_wheel(w) for w in wheels], repeat)
     t_analyse, reports = best(lambda: find_conflicts(group_processes(dists)), repeat)
     t_cli, (_, report) = best(lambda: cli(*wheels), repeat)
     site = workdir / f"site-{label.split()[0]}"
-    if not site.exists():
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", str(site),
-                        *map(str, wheels)], check=True, capture_output=True)
+    installed = install(wheels, site)
     t_env, _ = best(lambda: cli("--env", site), repeat)
     exported = sum(r.stats.get("exported_symbols", 0) for r in reports)
     shared = sum(r.stats.get("shared", 0) for r in reports)
@@ -99,7 +113,7 @@ def measure(label: str, wheels: list[Path], repeat: int, workdir: Path) -> str:
     size = sum(w.stat().st_size for w in wheels) >> 20
     counts = report["counts"]
     return (f"| {label} | {len(wheels)} | {size} | {exported} | {shared} | {colliding} | {t_read:.2f} | "
-            f"{t_analyse:.2f} | {t_cli:.2f} | {t_env:.2f} | "
+            f"{t_analyse:.2f} | {t_cli:.2f} | {t_env:.2f} ({installed} installed) | "
             f"{counts['error']}/{counts['warning']}/{counts['info']} |")
 
 
