@@ -14,7 +14,7 @@ from tests.fixtures.conflict_wheels import TAG, ext_member, member_bytes, openmp
 from tests.fixtures.wheels import build_wheel
 from tests.helpers import run_cli
 from wheelcheck.analysis.distribution import Distribution
-from wheelcheck.analysis.processes import group_processes
+from wheelcheck.analysis.processes import group_processes, left_out
 from wheelcheck.distributions import uses_rtld_global
 
 
@@ -93,8 +93,11 @@ def test_processes_split_by_platform_and_interpreter():
         "scipy-1.17.1-cp311-cp311-linux_x86_64.whl",
         "six-1.17.0-py2.py3-none-any.whl",
         "cryptography-50.0.2-cp311-abi3-manylinux_2_28_x86_64.whl",
-        "free-1.0-cp313-cp313t-manylinux_2_28_x86_64.whl")]
-    groups = {p.label: sorted(d.source.split("-")[0] + "-" + d.version for d in p.members) for p in group_processes(given)}
+        "free-1.0-cp313-cp313t-manylinux_2_28_x86_64.whl",
+        "mac-1.0-cp311-cp311-macosx_11_0_arm64.whl")]
+    processes = group_processes(given)
+    assert [d.name for d in left_out(given, processes)] == ["mac"]
+    groups = {p.label: sorted(d.source.split("-")[0] + "-" + d.version for d in p.members) for p in processes}
     assert groups == {
         "x86_64, glibc, cp311": ["cryptography-50.0.2", "numpy-2.4.6", "opencv_python_headless-5.0.0.93",
                                  "scipy-1.17.1", "six-1.17.0"],

@@ -99,7 +99,7 @@ def conflicts(
     import time
 
     from wheelcheck.analysis.conflicts import find_conflicts
-    from wheelcheck.analysis.processes import group_processes, one_process
+    from wheelcheck.analysis.processes import group_processes, left_out, one_process
     from wheelcheck.distributions import from_environment, from_wheel
 
     started = time.perf_counter()
@@ -109,12 +109,13 @@ def conflicts(
         processes = [one_process(dists, "environment " + ", ".join(sources))]
         mode = "environment"
     else:
-        wheels = expand_paths(paths)
+        wheels = list({w.resolve(): w for w in expand_paths(paths)}.values())  # a wheel given twice is one
         if not wheels:
             raise UsageError("conflicts", "give wheels to compare, or --env")
         dists = [from_wheel(w, jobs=jobs) for w in wheels]
         sources = [w.name for w in wheels]
         processes = group_processes(dists)
+        notes = [f"{d.source}: no Linux platform tag, left out" for d in left_out(dists, processes)]
         mode = "wheels"
     read = time.perf_counter()
     reports = find_conflicts(processes)

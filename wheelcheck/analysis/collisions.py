@@ -1,8 +1,9 @@
 """conflict-symbols: one exported name defined by ELF files of different distributions of a process.
 
 Two definitions collide when they come from different distributions, from different builds (not the
-same soname and size: such copies are mapped once) and their symbol versions do not keep them apart
-(foo@@V1 never serves a reference to foo@V2; an unversioned side matches either).
+same auditwheel content hash in the name, nor the same name and size: FileExports.identity) and their
+symbol versions do not keep them apart (foo@@V1 never serves a reference to foo@V2; an unversioned side
+matches either).
 
 Each colliding name gets
 - a hazard: ``harmless`` (PyInit_*, _init/_fini, linker-made and compiler-helper names, version
@@ -11,9 +12,9 @@ Each colliding name gets
 - a liveness: ``unique`` (some copy is STB_GNU_UNIQUE: the loader binds every user to one copy even
   under RTLD_LOCAL), ``global`` (a distribution involved loads libraries with RTLD_GLOBAL), else
   ``latent``: Python imports extensions with RTLD_LOCAL, so the copies meet only once one of them is in
-  the global scope (RTLD_GLOBAL, LD_PRELOAD, a library the interpreter itself loaded);
+  the global scope (RTLD_GLOBAL, LD_PRELOAD);
 - a family (data/families.json): the one whose owners all its files are (a vendored libgfortran), else
-  the one its name belongs to (counted against the family's min_symbols), else none.
+  the one its name belongs to (a C prefix or exact name needs the family's min_symbols of them), else none.
 Names of one family, hazard and liveness are reported together per group of distributions that share them.
 """
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from wheelcheck.analysis.distribution import Distribution
 from wheelcheck.analysis.model import split_platform
 
-__all__ = ["Process", "group_processes", "one_process"]
+__all__ = ["Process", "group_processes", "one_process", "left_out"]
 
 _CPYTHON = re.compile(r"^cp3(\d+)$")
 _ABI3 = re.compile(r"^cp3(\d+)$")
@@ -43,14 +43,17 @@ class Process:
 
 
 def _platforms(dist: Distribution) -> set[tuple[str, str]] | None:
-    """{(arch, libc)} of its Linux platform tags; None when it runs anywhere (pure or no tags)."""
+    """{(arch, libc)} of its Linux platform tags; None when it runs anywhere (platform 'any', or no tags);
+    empty for a wheel of other systems only (macOS, Windows), which shares no process with these."""
+    if not dist.tags or any(tag.platform == "any" for tag in dist.tags):
+        return None
     out = set()
     for tag in dist.tags:
         split = split_platform(tag.platform)
         if split:
             libc = "musl" if split[0].startswith("musllinux") else "glibc"
             out.add((split[1], libc))
-    return out or None
+    return out
 
 
 def _interpreters(dist: Distribution) -> tuple[set[str], int | None, bool]:
@@ -84,6 +87,8 @@ def _runs_under(dist: Distribution, interpreter: str | None) -> bool:
 def group_processes(dists: Sequence[Distribution]) -> list[Process]:
     """Split wheels into the processes they can share, most members first."""
     platforms = sorted(set().union(*(_platforms(d) or set() for d in dists)))
+    if not platforms and any(_platforms(d) is not None for d in dists):
+        return []  # only wheels of other systems: nothing here loads on Linux
     interpreters = sorted(set().union(*(_interpreters(d)[0] for d in dists)), key=_interpreter_order)
     candidates = []
     for arch, libc in platforms or [(None, None)]:
@@ -98,6 +103,12 @@ def group_processes(dists: Sequence[Distribution]) -> list[Process]:
         if not any(ids <= {id(d) for d in k.members} for k in kept):
             kept.append(proc)
     return kept
+
+
+def left_out(dists: Sequence[Distribution], processes: Sequence[Process]) -> list[Distribution]:
+    """The distributions no process holds: wheels of other systems (macOS, Windows)."""
+    held = {id(d) for p in processes for d in p.members}
+    return [d for d in dists if id(d) not in held]
 
 
 def one_process(dists: Sequence[Distribution], label: str) -> Process:
