@@ -240,7 +240,8 @@ def _liveness_text(liveness: str, files: list[FileExports], global_keys: set[str
         return f"live: {who} load{'s' if len(loaders) == 1 else ''} libraries with RTLD_GLOBAL, so its copies " \
                f"serve every library loaded after them"
     return ("latent: Python imports extensions with RTLD_LOCAL, so the copies meet once one of them is in the "
-            "global scope (ctypes or sys.setdlopenflags with RTLD_GLOBAL, as torch and tensorflow do; LD_PRELOAD)")
+            "global scope (ctypes or sys.setdlopenflags with RTLD_GLOBAL, as torch does for libtorch_global_deps.so; "
+            "LD_PRELOAD)")
 
 
 def _severity(hazard: str, liveness: str, family: str | None) -> str:
