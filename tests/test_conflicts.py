@@ -126,7 +126,8 @@ def test_rtld_global_loader_makes_the_collision_live(stories, tmp_path):
 def omp(build, tmp_path_factory):
     out = tmp_path_factory.mktemp("omp")
     return {"gomp": openmp_pair(build, out / "gomp"), "hidden": openmp_pair(build, out / "gomp", hide_symbols=True),
-            "kmp": openmp_pair(build, out / "kmp", kind="kmp"), "static": static_openmp_wheel(build, out / "static")}
+            "kmp": openmp_pair(build, out / "kmp", kind="kmp"), "static": static_openmp_wheel(build, out / "static"),
+            "static2": static_openmp_wheel(build, out / "static", "gomp_static2")}
 
 
 def test_two_hashed_openmp_runtimes(omp):
@@ -157,6 +158,10 @@ def test_static_openmp_runtime_found_by_its_exports(omp):
     code, report = conflicts_json(omp["gomp"]["a"], omp["static"])
     (runtime,) = findings(report, "conflict-runtime-copies")
     assert "gomp_static 1.0 (gomp_static/_ext.cpython-311-x86_64-linux-gnu.so), exports GOMP_parallel" in runtime["message"]
+    # two static copies in extensions of the same file name: loaded by path, so two copies
+    code, report = conflicts_json(omp["static"], omp["static2"])
+    (runtime,) = findings(report, "conflict-runtime-copies")
+    assert runtime["count"] == 2
 
 
 def test_two_llvm_openmp_runtimes_are_an_error(omp):

@@ -61,11 +61,11 @@ def detect_runtime(runtime: Runtime, f: FileExports, dist_names: set[str]) -> tu
 def runtime_copies(index: SymbolIndex) -> list[ConflictFinding]:
     findings = []
     for runtime in runtimes():
-        copies: dict[str, list[tuple[FileExports, str, str]]] = {}  # loader name -> its files
+        copies: dict[str, list[tuple[FileExports, str, str]]] = {}  # soname -> its files: the loader maps one
         for f in index.files:
             found = detect_runtime(runtime, f, index.names[f.dist.key])
-            if found:
-                copies.setdefault(file_name(f.elf), []).append((f, *found))
+            if found:  # a file without a soname (an extension with a static runtime) is loaded by its path
+                copies.setdefault(f.elf.soname or f"{f.dist.key}/{f.elf.path}", []).append((f, *found))
         if len(copies) >= 2:
             findings.append(_runtime_finding(runtime, copies))
     return findings
