@@ -157,7 +157,8 @@ def test_hidden_openmp_runtimes_still_count(omp):
 def test_static_openmp_runtime_found_by_its_exports(omp):
     code, report = conflicts_json(omp["gomp"]["a"], omp["static"])
     (runtime,) = findings(report, "conflict-runtime-copies")
-    assert "gomp_static 1.0 (gomp_static/_ext.cpython-311-x86_64-linux-gnu.so), exports GOMP_parallel" in runtime["message"]
+    static = "gomp_static 1.0 (gomp_static/_ext.cpython-311-x86_64-linux-gnu.so), exports GOMP_parallel"
+    assert static in runtime["message"]
     # two static copies in extensions of the same file name: loaded by path, so two copies
     code, report = conflicts_json(omp["static"], omp["static2"])
     (runtime,) = findings(report, "conflict-runtime-copies")

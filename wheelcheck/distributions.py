@@ -32,7 +32,8 @@ from wheelcheck.wheel.reader import WheelReader
 __all__ = ["from_wheel", "from_environment", "site_packages_of", "default_python", "uses_rtld_global"]
 
 _SHARED_OBJECT = re.compile(r"\.so(?:\.[0-9A-Za-z_]+)*$")
-_PATHS_SCRIPT = "import json, sysconfig; print(json.dumps([sysconfig.get_path('purelib'), sysconfig.get_path('platlib')]))"
+_PATHS_SCRIPT = ("import json, sysconfig; "
+                 "print(json.dumps([sysconfig.get_path('purelib'), sysconfig.get_path('platlib')]))")
 
 
 def uses_rtld_global(source: bytes) -> bool:
@@ -89,7 +90,8 @@ def from_environment(targets: list[str], jobs: int | None = None) -> tuple[list[
         elif path.exists():
             dirs.extend(site_packages_of(target))
         else:
-            raise UsageError(target, "no such file or directory (give a Python executable or a site-packages directory)")
+            raise UsageError(target, "no such file or directory (give a Python executable or a site-packages "
+                                     "directory)")
     dirs = list(dict.fromkeys(d.resolve() for d in dirs))
     notes: list[str] = []
     found = []  # (site-packages, dist-info, metadata, tags, ELF paths, RTLD_GLOBAL loaders)
