@@ -254,7 +254,7 @@ def conflicts_command(
     jobs: Annotated[Optional[int], typer.Option(help="Worker processes for large files (default: CPU count).", min=1)] = None,
     verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="-v: also info findings and example symbols; -vv: every file.")] = 0,
 ) -> None:
-    """Find what will collide when several wheels share one process: exit 0 clean, 1 findings, 2 bad input."""
+    """Find what will collide when distributions share one process: exit 1 on a finding at or above --fail-on, 2 bad input."""
     from wheelcheck.api import conflicts
     from wheelcheck.report.conflicts import render_conflicts_json
     from wheelcheck.report.conflicts_text import render_conflicts_text
