@@ -16,11 +16,12 @@ from wheelcheck.policy.loader import load_policy_file
 from wheelcheck.policy.model import PolicySet
 from wheelcheck.policy.registry import bundled_policies
 from wheelcheck.repair.pipeline import RepairOptions, repair_wheel
+from wheelcheck.report.conflicts import ConflictReport
 from wheelcheck.report.model import SEVERITIES, AuditReport, WheelReport
 from wheelcheck.report.repair import RepairOutcome, RepairReport
 from wheelcheck.scan import scan_wheel
 
-__all__ = ["audit", "audit_wheel", "expand_paths", "load_policies", "repair", "show"]
+__all__ = ["audit", "audit_wheel", "conflicts", "expand_paths", "load_policies", "repair", "show"]
 
 
 def load_policies(policy_file: str | Path | None = None) -> PolicySet:
@@ -166,3 +167,42 @@ def repair(
         except WheelcheckError as exc:
             outcomes.append(RepairOutcome(filename=Path(path).name, status="error", message=str(exc)))
     return RepairReport(outcomes)
+
+
+def conflicts(
+    paths: Iterable[str | Path] = (),
+    *,
+    env: Iterable[str] | None = None,
+    jobs: int | None = None,
+) -> ConflictReport:
+    """What will collide when the given wheels (or, with ``env``, the distributions installed in an
+    environment: Python executables or site-packages directories, empty for the default) share a process.
+
+    Raises a WheelcheckError on bad input (an unreadable wheel fails the whole comparison).
+    """
+    import time
+
+    from wheelcheck.analysis.conflicts import find_conflicts
+    from wheelcheck.analysis.processes import group_processes, left_out, one_process
+    from wheelcheck.distributions import from_environment, from_wheel
+
+    started = time.perf_counter()
+    notes: list[str] = []
+    if env is not None:
+        dists, sources, notes = from_environment(list(env), jobs=jobs)
+        processes = [one_process(dists, "environment " + ", ".join(sources))]
+        mode = "environment"
+    else:
+        wheels = list({w.resolve(): w for w in expand_paths(paths)}.values())  # a wheel given twice is one
+        if not wheels:
+            raise UsageError("conflicts", "give wheels to compare, or --env")
+        dists = [from_wheel(w, jobs=jobs) for w in wheels]
+        sources = [w.name for w in wheels]
+        processes = group_processes(dists)
+        notes = [f"{d.source}: no Linux platform tag, left out" for d in left_out(dists, processes)]
+        mode = "wheels"
+    read = time.perf_counter()
+    reports = find_conflicts(processes)
+    if notes and reports:
+        reports[0].notes[:0] = notes
+    return ConflictReport(mode, sources, reports, {"read": read - started, "analyse": time.perf_counter() - read})

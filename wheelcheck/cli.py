@@ -428,6 +428,44 @@ def rules_command(
     typer.echo(render_rule_text(rule), nl=False)
 
 
+class FailOn(str, Enum):
+    error = "error"
+    warning = "warning"
+    info = "info"
+
+
+@app.command("conflicts")
+def conflicts_command(
+    paths: Annotated[Optional[list[str]], typer.Argument(help="Wheels (files, globs, directories); with --env: Python executables or site-packages directories.")] = None,
+    env: Annotated[bool, typer.Option("--env", help="Compare the distributions installed in an environment (default: the active virtual environment's, else this interpreter's).")] = False,
+    fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
+    output: Annotated[Optional[Path], typer.Option(help="Write the report to this file instead of stdout.")] = None,
+    fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 when a finding is at or above this severity.")] = FailOn.error,
+    jobs: Annotated[Optional[int], typer.Option(help="Worker processes for large files (default: CPU count).", min=1)] = None,
+    verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="-v: also info findings and example symbols; -vv: every file.")] = 0,
+) -> None:
+    """Find what will collide when distributions share one process: exit 1 on a finding at or above --fail-on, 2 bad input."""
+    from wheelcheck.api import conflicts
+    from wheelcheck.report.conflicts import render_conflicts_json
+    from wheelcheck.report.conflicts_text import render_conflicts_text
+
+    try:
+        report = conflicts(paths or (), env=(paths or []) if env else None, jobs=jobs)
+    except WheelcheckError as exc:
+        _fail(str(exc))
+    if fmt is Format.json:
+        _write_output(render_conflicts_json(report), output)
+    else:
+        lines = render_conflicts_text(report, verbosity=verbose)
+        if output is not None:
+            _write_output("".join(text + "\n" for text, _ in lines), output)
+        else:
+            console = Console(highlight=False, soft_wrap=True)
+            for text, style in lines:
+                console.print(text, style=style, markup=False)
+    raise typer.Exit(report.exit_code(fail_on.value))
+
+
 def main() -> None:
     app()
 

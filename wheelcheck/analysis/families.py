@@ -16,7 +16,7 @@ from fnmatch import fnmatch
 from wheelcheck.data import load_table
 
 __all__ = ["Family", "families", "count_prefix", "count_family", "family_examples", "group_counts", "cxx_lead_ins",
-           "owns"]
+           "owns", "family_members"]
 
 # The mangled forms that start a name inside a C++ namespace: functions (with cv/ref qualifiers),
 # vtables, typeinfo, typeinfo names, VTTs, guard variables and local statics of its functions.
@@ -163,4 +163,24 @@ def group_counts(sorted_names: list[str], most: int = 20000) -> dict[str, int]:
         out[label] = out.get(label, 0) + j - i
         i = j
         groups += 1
+    return out
+
+
+def family_members(sorted_names: list[str], family: Family) -> set[str]:
+    """The names of ``sorted_names`` that belong to ``family``: its prefix ranges (by bisection, less the
+    excluded prefixes), its exact names and its patterns."""
+    out: set[str] = set()
+    for p in family.prefixes:
+        lo = bisect_left(sorted_names, p)
+        out.update(sorted_names[lo:bisect_left(sorted_names, p + _HIGHEST, lo)])
+    if family.exclude_prefixes:
+        out = {n for n in out if not n.startswith(family.exclude_prefixes)}
+    for name in family.names:
+        i = bisect_left(sorted_names, name)
+        if i < len(sorted_names) and sorted_names[i] == name:
+            out.add(name)
+    if family.patterns:
+        candidates = _lowercase_range(sorted_names)
+        for pattern in family.patterns:
+            out.update(filter(pattern.match, candidates))
     return out
