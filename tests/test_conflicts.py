@@ -147,9 +147,12 @@ def test_two_hashed_openmp_runtimes(omp):
 
 def test_hidden_openmp_runtimes_still_count(omp):
     wheels = omp["hidden"]
-    assert not exported(vendored_lib(wheels["a"])) & exported(vendored_lib(wheels["b"]))
+    shared = exported(vendored_lib(wheels["a"])) & exported(vendored_lib(wheels["b"]))
+    # repair --hide-symbols keeps threadpoolctl's OpenMP entry points visible (data/keep_symbols.json):
+    # the only names the two copies still share, and the only symbol collision left
+    assert shared == {"omp_get_max_threads"}
     code, report = conflicts_json(*wheels.values())
-    assert findings(report, "conflict-symbols") == []
+    assert {name for f in findings(report, "conflict-symbols") for name in f["names"]} == shared
     (runtime,) = findings(report, "conflict-runtime-copies")
     assert runtime["count"] == 2 and "named libgomp-" in runtime["message"]
 
