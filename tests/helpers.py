@@ -63,3 +63,15 @@ def pip_install(python: Path, wheel: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-index",
                            "--no-deps", "--disable-pip-version-check", "-q", str(wheel)],
                           capture_output=True, text=True, timeout=300)
+
+
+def audit_one(wheel, **kw):
+    """The WheelReport of one wheel, through the Python API."""
+    from wheelcheck import audit
+
+    (report,) = audit(wheel, **kw).wheels
+    return report
+
+
+def by_rule(report, rule: str) -> list:
+    return [f for f in report.findings if f.rule == rule]

@@ -12,22 +12,13 @@ from tests.fixtures.hygiene_sources import UNIQUE_SRC, USES_VENDORED, VENDORED_N
 from tests.fixtures.sources import extension_source
 from tests.fixtures.wheels import build_wheel
 from tests.helpers import ROOT
-from wheelcheck import audit
+from tests.helpers import audit_one as one, by_rule
 from wheelcheck.analysis.exposure import exposure_of
 from wheelcheck.analysis.families import families
 from wheelcheck.elf.summary import summarize
 
 TAG = "cp311-cp311-linux_x86_64"
 EXT = "pkg/{}.cpython-311-x86_64-linux-gnu.so"
-
-
-def one(wheel, **kw):
-    (w,) = audit(wheel, **kw).wheels
-    return w
-
-
-def by_rule(w, rule):
-    return [f for f in w.findings if f.rule == rule]
 
 
 def pyelftools_exports(path) -> list[tuple[str, str]]:

@@ -9,19 +9,10 @@ import pytest
 from tests.fixtures.hygiene_sources import TEXTREL_SRC
 from tests.fixtures.sources import extension_source
 from tests.fixtures.wheels import build_wheel
-from wheelcheck import audit
+from tests.helpers import audit_one as one, by_rule
 
 TAG = "cp311-cp311-linux_x86_64"
 EXT = "pkg/{}.cpython-311-x86_64-linux-gnu.so"
-
-
-def one(wheel, **kw):
-    (w,) = audit(wheel, **kw).wheels
-    return w
-
-
-def by_rule(w, rule):
-    return [f for f in w.findings if f.rule == rule]
 
 
 def readelf(flag: str, path) -> str:

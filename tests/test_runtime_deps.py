@@ -9,22 +9,13 @@ import subprocess
 from tests.fixtures.hygiene_sources import DLOPEN_SRC, DRIVER_STUB_SRC, USES_DRIVER
 from tests.fixtures.wheels import build_wheel
 from tests.helpers import ROOT, auditwheel_show
-from wheelcheck import audit
+from tests.helpers import audit_one as one, by_rule
 from wheelcheck.analysis.runtime_deps import unhashed
 from wheelcheck.data import system_drivers
 from wheelcheck.elf.summary import summarize
 
 TAG = "cp311-cp311-linux_x86_64"
 EXT = "pkg/{}.cpython-311-x86_64-linux-gnu.so"
-
-
-def one(wheel, **kw):
-    (w,) = audit(wheel, **kw).wheels
-    return w
-
-
-def by_rule(w, rule):
-    return [f for f in w.findings if f.rule == rule]
 
 
 def strip_section_headers(path, out):
