@@ -11,7 +11,7 @@ import zipfile
 import pytest
 
 from tests.fixtures.compile import ZIG_TARGETS, zig_triple
-from tests.fixtures.sources import LIBALPHA_SRC, extension_source, math_extension_source
+from tests.fixtures.sources import extension_source, math_extension_source
 from tests.fixtures.wheels import build_wheel
 from tests.helpers import audit_json, run_cli
 from wheelcheck import audit

@@ -20,7 +20,7 @@ from wheelcheck.report.model import Finding
 
 __all__ = ["CheckContext", "Check", "Fact", "CHECKS"]
 
-Check = Callable[[CheckContext], Iterable["Finding | Fact"]]
+Check = Callable[[CheckContext], Iterable[Finding | Fact]]
 
 # The checks run on every audit, in order.
 CHECKS: tuple[Check, ...] = (check_cxx_abi, check_exposure, check_runtime_deps, check_loading)

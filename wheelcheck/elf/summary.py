@@ -109,7 +109,7 @@ def _header(data: bytes) -> dict:
     """
     if len(data) < 52:
         raise ValueError("shorter than an ELF header")
-    ei_class, ei_data, _version, ei_osabi = data[4], data[5], data[6], data[7]
+    ei_class, ei_data, ei_osabi = data[4], data[5], data[7]
     if ei_class not in (1, 2) or ei_data not in (1, 2):
         raise ValueError(f"bad ELF identification (class {ei_class}, data {ei_data})")
     endian = "<" if ei_data == 1 else ">"
