@@ -91,6 +91,17 @@ def test_policy_requiring_new_abi(abi_modules, tmp_path):
     assert w_new.passed and not by_rule(w_new, "cxx-abi-policy")
 
 
+def test_extending_policy_requires_new_abi(abi_modules, tmp_path):
+    """The team policy of the issue: manylinux_2_28 as it is, but only the new ABI (torch >= 2.7's)."""
+    policy_file = tmp_path / "torch-abi.json"
+    policy_file.write_text(json.dumps({"name": "torch_2_28", "extends": "manylinux_2_28", "cxx_abi": ["new"]}))
+    old = build_wheel(tmp_path / "o", "abimod", "1.0", TAG, {EXT.format("abimod"): abi_modules[0]})
+    new = build_wheel(tmp_path / "n", "abimod", "1.0", TAG, {EXT.format("abimod"): abi_modules[1]})
+    w_old, w_new = one(old, policy_file=policy_file), one(new, policy_file=policy_file)
+    assert not w_old.passed and by_rule(w_old, "cxx-abi-policy")[0].severity == "error"
+    assert w_new.passed and w_new.best_tag == "torch_2_28_x86_64"
+
+
 def build_pair(build, tmp_path, provider_abi: int, consumer_abi: int):
     provider = build.compile_c(PROVIDER_SRC, "libprovider.so", cxx=True, flags=abi_flag(provider_abi)
                                + ("-Wl,-soname,libprovider.so",))
