@@ -31,9 +31,9 @@ def _chain(tmp_path) -> str:
     glibc_2_17 = sorted(bundled_policies().find("manylinux_2_17").versions("x86_64")["GLIBC"])
     return _write(tmp_path, [
         {"name": "acme_strict", "extends": "acme_base", "priority": 70, "cxx_abi": ["new"],
-         "symbol_versions": {"x86_64": {"GLIBC": glibc_2_17}}, "rules": {"exposure-cxx": "off"}},
+         "symbol_versions": {"x86_64": {"GLIBC": glibc_2_17}}, "rules": {"leaked-library-symbols": "off"}},
         {"name": "acme_base", "extends": "manylinux_2_28", "lib_whitelist": ["libalpha.so.1"],
-         "drivers": ["libcuda.so.1"], "exposure": {"cxx": {"max_symbols": 10}}, "source": "acme fleet"},
+         "drivers": ["libcuda.so.1"], "exposure": {"extension_warn_above": 10}, "source": "acme fleet"},
     ])
 
 
@@ -43,13 +43,13 @@ def test_children_inherit_and_add(tmp_path):
     assert base.lib_whitelist == parent.lib_whitelist | {"libalpha.so.1"}  # extended, not replaced
     assert (base.priority, base.libc, base.libc_version, base.cxx_abi) == (64, "glibc", "2.28", parent.cxx_abi)
     assert base.symbol_versions == parent.symbol_versions and base.blacklist == parent.blacklist
-    assert base.drivers == {"libcuda.so.1"} and dict(base.exposure) == {"cxx": {"max_symbols": 10}}
+    assert base.drivers == {"libcuda.so.1"} and dict(base.exposure) == {"extension_warn_above": 10}
     assert strict.lib_whitelist == base.lib_whitelist and strict.drivers == base.drivers  # two levels down
     assert strict.priority == 70 and strict.cxx_abi == {"new"}
     assert strict.versions("x86_64")["GLIBC"] == bundled_policies().find("manylinux_2_17").versions("x86_64")["GLIBC"]
     assert strict.versions("x86_64")["GLIBCXX"] == parent.versions("x86_64")["GLIBCXX"]  # namespace inherited
     assert strict.versions("aarch64") == parent.versions("aarch64")  # arch inherited
-    assert dict(strict.rules) == {"exposure-cxx": "off"} and dict(strict.exposure) == dict(base.exposure)
+    assert dict(strict.rules) == {"leaked-library-symbols": "off"} and dict(strict.exposure) == dict(base.exposure)
     assert strict.aliases == () and base.aliases == ()
 
 

@@ -128,6 +128,17 @@ def policy_from_dict(doc: dict[str, Any], origin: str) -> Policy:
 
 
 _SETTINGS = ("off", "info", "warning", "error")
+_EXPOSURE_KEYS = frozenset({"extension_warn_above", "families", "allow"})
+
+
+def _known(table: str) -> frozenset[str]:
+    """Rule ids (rules.json) or family ids (families.json): what a policy may configure."""
+    from wheelcheck.data import load_table  # noqa: PLC0415 - data tables are read only when a policy sets these
+
+    doc = load_table(table)
+    if table == "rules.json":
+        return frozenset(rule["id"] for rule in doc["rules"])
+    return frozenset(doc["families"])
 
 
 def _check_settings(doc: dict[str, Any], origin: str, where: str) -> None:
@@ -135,10 +146,20 @@ def _check_settings(doc: dict[str, Any], origin: str, where: str) -> None:
     exposure = doc.get("exposure") or {}
     if not isinstance(exposure, dict):
         return  # _field reports the wrong type
-    for field, mapping in (("rules", doc.get("rules") or {}), ("exposure.families", exposure.get("families") or {})):
+    unknown = sorted(set(exposure) - _EXPOSURE_KEYS)
+    if unknown:
+        raise PolicyError(origin, f"{where}: exposure.{unknown[0]} is not a setting "
+                                  f"(known: {', '.join(sorted(_EXPOSURE_KEYS))})")
+    tables = (("rules", doc.get("rules") or {}, _known("rules.json")),
+              ("exposure.families", exposure.get("families") or {}, _known("families.json")))
+    for field, mapping, known in tables:
         if not isinstance(mapping, dict):
             raise PolicyError(origin, f"{where}: {field} must be an object")
         for key, value in mapping.items():
+            if key not in known:
+                raise PolicyError(origin, f"{where}: {field}.{key}: no such {field.split('.')[-1][:-1]} "
+                                          f"(wheelcheck rules lists them)" if field == "rules" else
+                                  f"{where}: {field}.{key}: no such family (known: {', '.join(sorted(known))})")
             if value not in _SETTINGS:
                 raise PolicyError(origin, f"{where}: {field}.{key} must be one of {', '.join(_SETTINGS)}, not {value!r}")
     limit = exposure.get("extension_warn_above", 1)
