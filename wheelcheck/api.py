@@ -8,18 +8,21 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 
-from wheelcheck.analysis.show import ShowView, show_view
+from typing import TYPE_CHECKING
+
 from wheelcheck.analysis.verdict import AuditOptions, assess, judge
 from wheelcheck.errors import UsageError, WheelcheckError
 from wheelcheck.libsearch import find_external_libraries
 from wheelcheck.policy.loader import load_policy_file
 from wheelcheck.policy.model import PolicySet
 from wheelcheck.policy.registry import bundled_policies
-from wheelcheck.repair.pipeline import RepairOptions, repair_wheel
-from wheelcheck.report.conflicts import ConflictReport
 from wheelcheck.report.model import SEVERITIES, AuditReport, WheelReport
-from wheelcheck.report.repair import RepairOutcome, RepairReport
 from wheelcheck.scan import scan_wheel
+
+if TYPE_CHECKING:  # the repair, show and conflicts machinery is imported by the calls that use it
+    from wheelcheck.analysis.show import ShowView
+    from wheelcheck.report.conflicts import ConflictReport
+    from wheelcheck.report.repair import RepairReport
 
 __all__ = ["audit", "audit_wheel", "conflicts", "expand_paths", "load_policies", "repair", "show"]
 
@@ -115,6 +118,8 @@ def show(
     jobs: int | None = None,
 ) -> ShowView:
     """auditwheel show's answer for one wheel (``wheelcheck show``). Bad input raises a WheelcheckError."""
+    from wheelcheck.analysis.show import show_view
+
     options = AuditOptions(policies=load_policies(policy_file), isa_check=isa_check)
     model = scan_wheel(path, jobs=jobs)
     if lib_path:
@@ -149,6 +154,9 @@ def repair(
     progress: WheelProgress | None = None,
 ) -> RepairReport:
     """Repair wheels into ``out_dir``; each wheel's errors land in its outcome (status "error")."""
+    from wheelcheck.repair.pipeline import RepairOptions, repair_wheel
+    from wheelcheck.report.repair import RepairOutcome, RepairReport
+
     if isinstance(paths, (str, Path)):
         paths = [paths]
     options = RepairOptions(policies=load_policies(policy_file), out_dir=Path(out_dir), plat=plat,
@@ -183,6 +191,7 @@ def conflicts(
     import time
 
     from wheelcheck.analysis.conflicts import find_conflicts
+    from wheelcheck.report.conflicts import ConflictReport
     from wheelcheck.analysis.processes import group_processes, left_out, one_process
     from wheelcheck.distributions import from_environment, from_wheel
 

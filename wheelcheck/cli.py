@@ -19,9 +19,7 @@ from wheelcheck.api import audit, load_policies
 from wheelcheck.config import Settings, find_pyproject, load_settings
 from wheelcheck.errors import WheelcheckError
 from wheelcheck.report.json_report import render_json
-from wheelcheck.report.markdown import render_markdown
 from wheelcheck.report.progress import terminal_progress
-from wheelcheck.report.sarif import render_sarif
 from wheelcheck.report.text import render_text
 
 app = typer.Typer(
@@ -170,8 +168,12 @@ def _rendered(report, fmt: AuditFormat, verbosity: int) -> str:
     if fmt is AuditFormat.json:
         return render_json(report)
     if fmt is AuditFormat.sarif:
+        from wheelcheck.report.sarif import render_sarif
+
         return render_sarif(report, base=Path.cwd())
     if fmt is AuditFormat.markdown:
+        from wheelcheck.report.markdown import render_markdown
+
         return render_markdown(report)
     return "".join(text + "\n" for text, _ in render_text(report, verbosity=verbosity))
 

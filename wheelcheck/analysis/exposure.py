@@ -104,7 +104,9 @@ def exposure_of(elf: ElfInfo, top: int = 5) -> Exposure:
     found = {}
     examples = {}
     sentinels: list[str] = []
-    for fam in families():
+    # a module that exports only its init function (most of them) belongs to no family: skip the table
+    candidates = families() if len(names) > len(module_api) else ()
+    for fam in candidates:
         n = count_family(names, fam)
         if n >= fam.min_symbols:
             found[fam.id] = n
