@@ -15,6 +15,7 @@ soname once per process.
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 import os
 import posixpath
 import re
@@ -29,7 +30,7 @@ from wheelcheck.elf.summary import is_elf, summarize
 from wheelcheck.errors import BadElfError
 from wheelcheck.host.ldpaths import SearchPath
 
-__all__ = ["HostLibrary", "Located", "locate_libraries"]
+__all__ = ["HostLibrary", "Located", "examine_library", "locate_libraries", "typical_elf"]
 
 _ORIGIN = re.compile(r"\$(ORIGIN|\{ORIGIN\})")
 _TOKEN = re.compile(r"\$")
@@ -127,13 +128,21 @@ def _search(soname: str, dirs: tuple[str, ...], like: ElfInfo, compatible, cache
     for directory in dict.fromkeys(dirs):
         candidate = posixpath.join(directory, soname)
         if candidate not in cache:
-            cache[candidate] = _examine(candidate, soname, like, compatible)
+            cache[candidate] = examine_library(candidate, soname, like, compatible)
         if cache[candidate] is not None:
             return cache[candidate]
     return None
 
 
-def _examine(candidate: str, soname: str, like: ElfInfo, compatible) -> HostLibrary | None:
+def typical_elf(elves: list[ElfInfo]) -> ElfInfo:
+    """An ELF file of the most common machine, class and byte order: what host libraries must match."""
+    key = Counter((e.machine, e.elf_class, e.endianness) for e in elves).most_common(1)[0][0]
+    return next(e for e in elves if (e.machine, e.elf_class, e.endianness) == key)
+
+
+def examine_library(candidate: str, soname: str, like: ElfInfo, compatible=None) -> HostLibrary | None:
+    """``candidate`` summarised, if it is an ELF file of ``like``'s machine, class and byte order (and
+    ``compatible`` accepts it); None otherwise (missing, unreadable, a linker script, another machine)."""
     if not os.path.isfile(candidate):
         return None
     try:
@@ -149,6 +158,6 @@ def _examine(candidate: str, soname: str, like: ElfInfo, compatible) -> HostLibr
         return None
     if (info.machine, info.elf_class, info.endianness) != (like.machine, like.elf_class, like.endianness):
         return None
-    if not compatible(info):
+    if compatible is not None and not compatible(info):
         return None
     return HostLibrary(soname, candidate, os.path.realpath(candidate), hashlib.sha256(data).hexdigest(), info)

@@ -7,7 +7,6 @@ output appears atomically (see ``wheel.writer.atomic_output``). The input is onl
 from __future__ import annotations
 
 import os
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -21,7 +20,7 @@ from wheelcheck.data import system_drivers
 from wheelcheck.elf.model import ElfInfo
 from wheelcheck.errors import OutputError, RepairError
 from wheelcheck.host.ldpaths import host_search_path
-from wheelcheck.host.locate import locate_libraries
+from wheelcheck.host.locate import locate_libraries, typical_elf
 from wheelcheck.policy.model import LINUX, Policy, PolicySet
 from wheelcheck.repair.apply import apply_plan, repaired_model
 from wheelcheck.repair.hide import hide_symbols
@@ -137,7 +136,7 @@ def _choose(model: WheelModel, options: RepairOptions, audit_options: AuditOptio
         return soname in everywhere or never_grafted(soname, options.exclude, drivers) is not None
 
     search = host_search_path(libc, arch, lib_path=options.lib_path, environ=options.environ)
-    located = locate_libraries(model, resolution, search, _typical(elves), skip=skip,
+    located = locate_libraries(model, resolution, search, typical_elf(elves), skip=skip,
                                compatible=lambda info: _host_libc(info) in (None, libc))
 
     def plan_for(policy: Policy) -> RepairPlan:
@@ -158,12 +157,6 @@ def _choose(model: WheelModel, options: RepairOptions, audit_options: AuditOptio
 def _host_libc(info: ElfInfo) -> str | None:
     """The libc a host library links; a bare ``libc.so`` in DT_NEEDED is musl's (glibc's is libc.so.6)."""
     return libc_of_elf(info) or ("musl" if "libc.so" in info.needed else None)
-
-
-def _typical(elves: list[ElfInfo]) -> ElfInfo:
-    """An ELF file of the wheel's most common machine, class and byte order: what host libraries must match."""
-    key = Counter((e.machine, e.elf_class, e.endianness) for e in elves).most_common(1)[0][0]
-    return next(e for e in elves if (e.machine, e.elf_class, e.endianness) == key)
 
 
 def _unreachable(outcome: RepairOutcome, choice: Choice | None, requested: Policy | None, arch: str,
