@@ -31,18 +31,11 @@ sys.path.insert(0, str(ROOT))
 
 from tests.fixtures.hygiene_sources import synthetic_exports_asm  # noqa: E402
 from tests.fixtures.wheels import build_wheel  # noqa: E402
+from timing import best  # noqa: E402
 from wheelcheck.analysis.conflicts import find_conflicts  # noqa: E402
 from wheelcheck.analysis.processes import group_processes  # noqa: E402
 from wheelcheck.distributions import from_wheel  # noqa: E402
 
-
-def best(fn, repeat: int):
-    times, result = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), result
 
 
 def synthetic_library(i: int, n: int, pad_mb: int, workdir: Path) -> Path:

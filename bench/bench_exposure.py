@@ -14,7 +14,6 @@ import argparse
 import subprocess
 import sys
 import tempfile
-import time
 import zipfile
 from pathlib import Path
 
@@ -23,19 +22,12 @@ sys.path.insert(0, str(ROOT))
 
 from tests.fixtures.hygiene_sources import synthetic_exports_asm  # noqa: E402
 from tests.fixtures.wheels import build_wheel  # noqa: E402
+from timing import best  # noqa: E402
 from wheelcheck import audit  # noqa: E402
 from wheelcheck.analysis.cxxabi import classify  # noqa: E402
 from wheelcheck.analysis.exposure import exposure_of  # noqa: E402
 from wheelcheck.elf.summary import summarize  # noqa: E402
 
-
-def best(fn, repeat: int) -> tuple[float, object]:
-    times, result = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), result
 
 
 def synthetic(n: int, workdir: Path) -> Path:

@@ -60,7 +60,11 @@ def shared_dir() -> Path:
 
 
 def _corpus_wheels(shared: Path) -> list[str]:
-    lines = (shared / "corpus" / "dev-wheels.tsv").read_text().splitlines()
+    """The file names ../shared/corpus/dev-wheels.tsv pins (none when ../shared is absent)."""
+    listing = shared / "corpus" / "dev-wheels.tsv"
+    if not listing.is_file():
+        return []
+    lines = listing.read_text().splitlines()
     return [ln.split("\t")[0] for ln in lines if ln.strip() and not ln.startswith("#")]
 
 
@@ -77,3 +81,12 @@ def corpus_dir(shared_dir: Path) -> Path:
             if proc.returncode != 0:
                 pytest.fail(f"corpus fetch into {dest} failed:\n{proc.stdout}\n{proc.stderr}")
     return dest
+
+
+@pytest.fixture(params=_corpus_wheels(SHARED_DIR) or [pytest.param(None, marks=pytest.mark.skip(reason="no corpus list"))])
+def corpus_wheel(request: pytest.FixtureRequest, corpus_dir: Path) -> Path:
+    """Each wheel of the corpus in turn (tests marked ``corpus``, run with --corpus)."""
+    path = corpus_dir / request.param
+    if not path.is_file():
+        pytest.skip(f"{request.param} is not in {corpus_dir}")
+    return path

@@ -75,3 +75,10 @@ def audit_one(wheel, **kw):
 
 def by_rule(report, rule: str) -> list:
     return [f for f in report.findings if f.rule == rule]
+
+
+def bundled_policy_with(path: Path, base: str = "manylinux_2_17", **fields) -> Path:
+    """A copy of bundled policy ``base`` with ``fields`` set, written to ``path``; returns ``path``."""
+    doc = json.loads((ROOT / "policies" / f"{base}.json").read_text())
+    path.write_text(json.dumps({**doc, **fields}))
+    return path

@@ -24,24 +24,7 @@ from wheelcheck.api import audit
 
 pytestmark = pytest.mark.corpus
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-WHEEL_LIST = SHARED / "corpus" / "dev-wheels.tsv"
 SCHEMA = Path(__file__).resolve().parents[1] / "wheelcheck" / "report" / "audit-schema.json"
-
-
-def _corpus_wheels() -> list[str]:
-    if not WHEEL_LIST.is_file():
-        return []
-    rows = (line.split("\t", 1)[0].strip() for line in WHEEL_LIST.read_text().splitlines())
-    return [name for name in rows if name.endswith(".whl")]
-
-
-@pytest.fixture(params=_corpus_wheels() or [pytest.param(None, marks=pytest.mark.skip(reason="no corpus list"))])
-def wheel(request: pytest.FixtureRequest, corpus_dir: Path) -> Path:
-    path = corpus_dir / request.param
-    if not path.is_file():
-        pytest.skip(f"{request.param} is not in {corpus_dir}")
-    return path
 
 
 def _auditwheel_show(path: Path) -> dict:
@@ -68,7 +51,8 @@ def _host_dependence(aw: dict, wc_versioned: dict[str, list[str]]) -> list[str]:
     return reasons
 
 
-def test_agrees_with_auditwheel(wheel: Path) -> None:
+def test_agrees_with_auditwheel(corpus_wheel: Path) -> None:
+    wheel = corpus_wheel
     aw = _auditwheel_show(wheel)
     assert "error" not in aw, f"auditwheel: {aw['error']}"
     report = audit([wheel])
@@ -91,7 +75,8 @@ def test_agrees_with_auditwheel(wheel: Path) -> None:
         assert set(versions) <= set(aw["versioned_symbols"].get(soname, ())), soname
 
 
-def test_json_matches_schema(wheel: Path) -> None:
+def test_json_matches_schema(corpus_wheel: Path) -> None:
+    wheel = corpus_wheel
     jsonschema = pytest.importorskip("jsonschema")
     proc = subprocess.run([sys.executable, "-m", "wheelcheck", "audit", "--format", "json", str(wheel)],
                           capture_output=True, text=True)

@@ -11,7 +11,7 @@ from elftools.elf.elffile import ELFFile
 
 from tests.fixtures.hygiene_sources import ABI_MODULE, CONSUMER_SRC, PROVIDER_SRC, THROWER_SRC
 from tests.fixtures.wheels import build_wheel
-from tests.helpers import ROOT, audit_json
+from tests.helpers import audit_json, bundled_policy_with
 from wheelcheck import audit
 from wheelcheck.analysis.mangling import abi_neutral, has_new_abi, has_old_abi, short_name
 
@@ -80,10 +80,7 @@ def test_cxx_abi_option_on_old_module(abi_modules, tmp_path, forced, fails):
 
 
 def test_policy_requiring_new_abi(abi_modules, tmp_path):
-    doc = json.loads((ROOT / "policies" / "manylinux_2_28.json").read_text())
-    doc["cxx_abi"] = ["new"]
-    policy_file = tmp_path / "team.json"
-    policy_file.write_text(json.dumps(doc))
+    policy_file = bundled_policy_with(tmp_path / "team.json", "manylinux_2_28", cxx_abi=["new"])
     old = build_wheel(tmp_path / "o", "abimod", "1.0", TAG, {EXT.format("abimod"): abi_modules[0]})
     new = build_wheel(tmp_path / "n", "abimod", "1.0", TAG, {EXT.format("abimod"): abi_modules[1]})
     w_old, w_new = one(old, policy_file=policy_file), one(new, policy_file=policy_file)

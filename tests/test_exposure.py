@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 
 import pytest
@@ -11,8 +10,7 @@ from elftools.elf.elffile import ELFFile
 from tests.fixtures.hygiene_sources import UNIQUE_SRC, USES_VENDORED, VENDORED_NS_SRC, synthetic_exports_asm
 from tests.fixtures.sources import extension_source
 from tests.fixtures.wheels import build_wheel
-from tests.helpers import ROOT
-from tests.helpers import audit_one as one, by_rule
+from tests.helpers import audit_one as one, bundled_policy_with, by_rule
 from wheelcheck.analysis.exposure import exposure_of
 from wheelcheck.analysis.families import families
 from wheelcheck.elf.summary import summarize
@@ -81,12 +79,9 @@ def test_policy_settings_change_family_severity_and_allow(build, tmp_path):
     subprocess.run(["ar", "rcs", str(archive), str(obj)], check=True)
     leaky = build.compile_c(USES_VENDORED, "vendoring.so", cxx=True, libs=(archive,))
     wheel = build_wheel(tmp_path, "vendoring", "1.0", TAG, {EXT.format("vendoring"): leaky})
-    doc = json.loads((ROOT / "policies" / "manylinux_2_17.json").read_text())
 
     def judged(**fields):
-        policy = tmp_path / f"p{len(fields)}{sorted(fields)}.json"
-        policy.write_text(json.dumps({**doc, **fields}))
-        return one(wheel, policy_file=policy)
+        return one(wheel, policy_file=bundled_policy_with(tmp_path / f"p{len(fields)}{sorted(fields)}.json", **fields))
 
     w = judged(exposure={"families": {"protobuf": "error"}, "extension_warn_above": 1})
     assert by_rule(w, "leaked-library-symbols")[0].severity == "error" and not w.passed
@@ -138,11 +133,9 @@ def test_large_synthetic_library_is_counted_exactly(tmp_path, count):
 def test_bad_hygiene_settings_are_policy_errors(tmp_path):
     from tests.helpers import run_cli
 
-    doc = json.loads((ROOT / "policies" / "manylinux_2_17.json").read_text())
     for fields, wanted in (({"rules": {"executable-stack": "fatal"}}, "rules.executable-stack"),
                            ({"exposure": {"families": {"zlib": "loud"}}}, "exposure.families.zlib"),
                            ({"exposure": {"extension_warn_above": 0}}, "extension_warn_above")):
-        policy = tmp_path / "bad.json"
-        policy.write_text(json.dumps({**doc, **fields}))
+        policy = bundled_policy_with(tmp_path / "bad.json", **fields)
         proc = run_cli("policy", "list", "--policy-file", policy)
         assert proc.returncode == 2 and wanted in proc.stderr and str(policy) in proc.stderr

@@ -9,7 +9,7 @@ import pytest
 from tests.fixtures.hygiene_sources import TEXTREL_SRC
 from tests.fixtures.sources import extension_source
 from tests.fixtures.wheels import build_wheel
-from tests.helpers import audit_one as one, by_rule
+from tests.helpers import audit_one as one, by_rule, bundled_policy_with
 
 TAG = "cp311-cp311-linux_x86_64"
 EXT = "pkg/{}.cpython-311-x86_64-linux-gnu.so"
@@ -68,15 +68,8 @@ def test_rpath_entries(build, tmp_path, entry, rule, severity):
 
 
 def test_rule_settings_turn_a_rule_off(build, tmp_path):
-    import json
-
-    from tests.helpers import ROOT
-
     ext = build.compile_c(extension_source("stacky"), "stacky.so", flags=("-Wl,-z,execstack",))
     wheel = build_wheel(tmp_path, "stacky", "1.0", TAG, {EXT.format("stacky"): ext})
-    doc = json.loads((ROOT / "policies" / "manylinux_2_17.json").read_text())
-    doc["rules"] = {"executable-stack": "off"}
-    policy = tmp_path / "lenient.json"
-    policy.write_text(json.dumps(doc))
+    policy = bundled_policy_with(tmp_path / "lenient.json", rules={"executable-stack": "off"})
     w = one(wheel, policy_file=policy)
     assert not by_rule(w, "executable-stack") and w.passed

@@ -10,21 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_corpus import _corpus_wheels
 from wheelcheck.api import audit, repair
 
 pytestmark = pytest.mark.corpus
 
 
-@pytest.fixture(params=_corpus_wheels() or [pytest.param(None, marks=pytest.mark.skip(reason="no corpus list"))])
-def wheel(request: pytest.FixtureRequest, corpus_dir: Path) -> Path:
-    path = corpus_dir / request.param
-    if not path.is_file():
-        pytest.skip(f"{request.param} is not in {corpus_dir}")
-    return path
-
-
-def test_compliant_wheel_passes_through(wheel, tmp_path):
+def test_compliant_wheel_passes_through(corpus_wheel, tmp_path):
+    wheel = corpus_wheel
     report = repair(wheel, tmp_path / "once")
     (outcome,) = report.wheels
     assert outcome.status == "repaired", outcome.message

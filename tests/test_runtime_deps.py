@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 
 from tests.fixtures.hygiene_sources import DLOPEN_SRC, DRIVER_STUB_SRC, USES_DRIVER
 from tests.fixtures.wheels import build_wheel
-from tests.helpers import ROOT, auditwheel_show
-from tests.helpers import audit_one as one, by_rule
+from tests.helpers import audit_one as one, auditwheel_show, bundled_policy_with, by_rule
 from wheelcheck.analysis.runtime_deps import unhashed
 from wheelcheck.data import system_drivers
 from wheelcheck.elf.summary import summarize
@@ -70,10 +68,7 @@ def test_renamed_copy_does_not_satisfy_dlopen(build, tmp_path):
 def test_policy_allows_or_declares_drivers(build, tmp_path):
     ext = build.compile_c(DLOPEN_SRC, "loader.so", libs=("dl",))
     wheel = build_wheel(tmp_path, "loader", "1.0", TAG, {EXT.format("loader"): ext})
-    doc = json.loads((ROOT / "policies" / "manylinux_2_17.json").read_text())
-    doc["drivers"] = ["libplugin.so.3"]
-    policy = tmp_path / "team.json"
-    policy.write_text(json.dumps(doc))
+    policy = bundled_policy_with(tmp_path / "team.json", drivers=["libplugin.so.3"])
     w = one(wheel, policy_file=policy)
     assert not by_rule(w, "dlopen-unguaranteed")
     assert {r["soname"]: r["status"] for r in w.files[0].runtime_libraries}["libplugin.so.3"] == "driver"
@@ -100,10 +95,7 @@ def test_driver_needed_can_be_made_an_error(build, tmp_path):
     cuda = driver_stub(build)
     ext = build.compile_c(USES_DRIVER, "usecuda.so", libs=(cuda,))
     wheel = build_wheel(tmp_path, "usecuda", "1.0", TAG, {EXT.format("usecuda"): ext})
-    doc = json.loads((ROOT / "policies" / "manylinux_2_17.json").read_text())
-    doc["rules"] = {"driver-needed": "error"}
-    policy = tmp_path / "strict.json"
-    policy.write_text(json.dumps(doc))
+    policy = bundled_policy_with(tmp_path / "strict.json", rules={"driver-needed": "error"})
     w = one(wheel, policy_file=policy)
     assert by_rule(w, "driver-needed")[0].severity == "error" and not w.passed
 
