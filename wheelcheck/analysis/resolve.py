@@ -32,7 +32,6 @@ class Resolution:
     provided: dict[tuple[str, str], str]  # (member, soname) -> member that provides it
     unresolved: dict[tuple[str, str], None]  # (member, soname) needed in a judged tree, not in the wheel
     loaded_from: dict[str, tuple[str, ...]]  # member -> roots whose tree loads it
-    outside_paths: dict[str, tuple[str, ...]]  # member -> RPATH/RUNPATH entries outside the wheel
 
 
 def resolve(model: WheelModel, elves: list[ElfInfo]) -> Resolution:
@@ -48,16 +47,11 @@ def resolve(model: WheelModel, elves: list[ElfInfo]) -> Resolution:
     for key in list(unresolved):
         if key in provided:
             del unresolved[key]  # resolved in another tree that also loads this object
-    outside = {
-        e.path: tuple(p for p in e.rpath + e.runpath if _search_dir(model, e, p) is None)
-        for e in elves
-    }
     return Resolution(
         roots=roots,
         provided=provided,
         unresolved=unresolved,
         loaded_from={k: tuple(v) for k, v in loaded_from.items()},
-        outside_paths={k: v for k, v in outside.items() if v},
     )
 
 

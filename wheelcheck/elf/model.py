@@ -154,10 +154,6 @@ class ElfInfo:
         return state
 
     @property
-    def export_count(self) -> int:
-        return len(self.symtab.export_indices())
-
-    @property
     def module_name(self) -> str:
         return self.path.rsplit("/", 1)[-1].split(".", 1)[0]
 

@@ -106,12 +106,6 @@ class WheelReader:
         return _guard(self.path, name, lambda: self._zip.open(self._by_name[name]))
 
 
-def read_member(path: str | Path, name: str) -> bytes:
-    """Read one member in a fresh handle (used by worker processes)."""
-    with zipfile.ZipFile(path) as zf, zf.open(name) as f:
-        return _guard(Path(path), name, f.read)
-
-
 def _guard(path: Path, name: str, action):
     try:
         return action()
