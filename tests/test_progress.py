@@ -35,18 +35,29 @@ def elf_bytes(wheel) -> int:
         return sum(i.file_size for i in zf.infolist() if i.filename.endswith(".so"))
 
 
-@pytest.mark.parametrize("parallel", [False, True])
-def test_scanner_reports_progress(many_elves, monkeypatch, parallel):
-    if parallel:
-        monkeypatch.setattr(scan, "PARALLEL_THRESHOLD", 0)  # take the process-pool path on a small wheel
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_scanner_reports_progress(many_elves, jobs):
     calls = []
-    model = scan_wheel(many_elves, jobs=2 if parallel else 1, progress=lambda done, total: calls.append((done, total)))
+    model = scan_wheel(many_elves, jobs=jobs, progress=lambda done, total: calls.append((done, total)))
     total = elf_bytes(many_elves)
     assert len(model.elves) == MEMBERS
     assert calls[0] == (0, total) and calls[-1] == (total, total)
     assert all(t == total for _, t in calls) and [d for d, _ in calls] == sorted(d for d, _ in calls)
-    # progress moves in steps, not one jump: each member (serial) or each of several batches per worker
-    assert len(calls) == MEMBERS + 1 if not parallel else len(calls) == 2 * scan.BATCHES_PER_WORKER_WITH_PROGRESS + 1
+    # progress moves in steps, not one jump: once per member at least, serial or on threads
+    assert len(calls) == MEMBERS + 1
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_progress_moves_within_a_large_member(build, tmp_path, jobs):
+    """A member bigger than a progress step reports along the way, not only when it ends."""
+    big = tmp_path / "m0.cpython-311-x86_64-linux-gnu.so"
+    small = build.compile_c(extension_source("m0"), "m0.so").read_bytes()
+    big.write_bytes(small + bytes(2 * scan.PROGRESS_STEP))  # bytes after the last segment: still the same ELF
+    wheel = build_wheel(tmp_path, "big", "1.0", "cp311-cp311-linux_x86_64", {f"pkg/{big.name}": big})
+    calls = []
+    model = scan_wheel(wheel, jobs=jobs, progress=lambda done, total: calls.append(done))
+    assert model.elves[0].python_init == "PyInit_m0"
+    assert len(calls) >= 4 and calls == sorted(calls) and calls[-1] == len(small) + 2 * scan.PROGRESS_STEP
 
 
 def run_in_pty(*args: str) -> tuple[int, str]:

@@ -26,7 +26,8 @@ from wheelcheck.analysis.distribution import Distribution
 from wheelcheck.elf.model import ElfInfo
 from wheelcheck.elf.summary import is_elf, summarize
 from wheelcheck.errors import BadElfError, UsageError
-from wheelcheck.scan import PARALLEL_THRESHOLD, scan_wheel
+from wheelcheck.scan import scan_wheel
+PARALLEL_THRESHOLD = 16 << 20  # below this much ELF data, starting processes costs more than it saves
 from wheelcheck.wheel.reader import WheelReader
 
 __all__ = ["from_wheel", "from_environment", "site_packages_of", "default_python", "uses_rtld_global"]

@@ -1,27 +1,46 @@
-"""Turn a wheel file into a WheelModel: find ELF members by magic, summarise each once, in parallel."""
+"""Turn a wheel file into a WheelModel: find ELF members by magic, stream and summarise each once.
+
+Each ELF member is inflated once, in pieces: as each piece passes it is checked (CRC-32), hashed for
+RECORD and fed to the ELF summary, then dropped, so memory does not grow with the member. Inflating and
+hashing release the GIL: with ``jobs`` above 1, several members stream at once on threads, each inflated
+on a thread of its own a few pieces ahead of the thread that hashes and summarises it.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
+import threading
+import zlib
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from email.parser import HeaderParser
 from pathlib import Path
+from zipfile import ZipInfo
 
 from wheelcheck.analysis.model import WheelModel
 from wheelcheck.elf.model import ElfInfo
-from wheelcheck.elf.summary import is_elf, summarize
+from wheelcheck.elf.summary import is_elf, summarize_stream
 from wheelcheck.errors import BadElfError
+from wheelcheck.wheel._background import ahead
 from wheelcheck.wheel.reader import WheelReader, looks_like_shared_object
-from wheelcheck.wheel.record import record_digest
+from wheelcheck.wheel.record import digest_field
 
-__all__ = ["scan_wheel", "PARALLEL_THRESHOLD", "Progress"]
+__all__ = ["scan_wheel", "Progress", "default_jobs"]
 
-PARALLEL_THRESHOLD = 16 << 20  # below this much ELF data, starting processes costs more than it saves
-BATCHES_PER_WORKER_WITH_PROGRESS = 4  # smaller batches so progress moves; each batch reopens the zip
+_AHEAD = 1 << 20  # members smaller than this are inflated on the thread that summarises them
+PROGRESS_STEP = 32 << 20  # within a large member, progress moves at least this often
 
 # progress(done, total): bytes of ELF members summarised so far, out of all; called from this process only
 Progress = Callable[[int, int], None]
+
+
+def default_jobs() -> int:
+    """Threads that stream members at once: one per core this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def scan_wheel(path: str | Path, jobs: int | None = None, progress: Progress | None = None) -> WheelModel:
@@ -43,15 +62,14 @@ def scan_wheel(path: str | Path, jobs: int | None = None, progress: Progress | N
                 candidates.append(member)
             elif looks_like_shared_object(name):
                 raise BadElfError(f"{reader.path}:{name}", "named like a shared object but is not an ELF file")
-        jobs_wanted = [(m.filename, record.algorithm(m.filename)) for m in candidates]
-        total = sum(m.file_size for m in candidates)
-        results = _summarize_all(str(reader.path), jobs_wanted, reader, total, jobs, progress)
+        results = _summarize_all(reader, candidates, [record.algorithm(m.filename) for m in candidates],
+                                 jobs or default_jobs(), _Tally(candidates, progress))
         elves, problems = [], []
-        for (name, _algo), (info, digest) in zip(jobs_wanted, results):
+        for member, (info, digest) in zip(candidates, results):
             elves.append(info)
-            problem = record.check(name, digest)
+            problem = record.check(member.filename, digest)
             if problem:
-                problems.append((name, problem))
+                problems.append((member.filename, problem))
         return WheelModel(
             filename=reader.filename,
             name=str(reader.name),
@@ -66,50 +84,77 @@ def scan_wheel(path: str | Path, jobs: int | None = None, progress: Progress | N
         )
 
 
-def _summarize_all(wheel: str, wanted, reader: WheelReader, total: int, jobs: int | None,
-                   progress: Progress | None):
-    sizes = reader.file_sizes()
-    report = progress or (lambda done, total: None)
-    report(0, total)
-    workers = min(jobs or os.cpu_count() or 1, len(wanted))
-    if workers <= 1 or total < PARALLEL_THRESHOLD:
-        results, done = [], 0
-        for name, algo in wanted:
-            results.append(_summarize_one(wheel, name, algo, reader.read(name)))
-            done += sizes[name]
-            report(done, total)
-        return results
-    # batches balanced by size (largest first): one per worker, so each opens the zip only once, or a few
-    # per worker when someone watches the progress
-    count = workers * (BATCHES_PER_WORKER_WITH_PROGRESS if progress else 1)
-    batches: list[list[int]] = [[] for _ in range(min(count, len(wanted)))]
-    loads = [0] * len(batches)
-    for i in sorted(range(len(wanted)), key=lambda i: -sizes[wanted[i][0]]):
-        lightest = loads.index(min(loads))
-        batches[lightest].append(i)
-        loads[lightest] += sizes[wanted[i][0]]
-    results: list = [None] * len(wanted)
-    done = 0
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(_summarize_batch, wheel, [wanted[i] for i in batch]): (batch, load)
-                   for batch, load in zip(batches, loads)}
-        for future in as_completed(futures):
-            batch, load = futures[future]
-            for i, result in zip(batch, future.result()):
-                results[i] = result
-            done += load
-            report(done, total)
+def _summarize_all(reader: WheelReader, members: list[ZipInfo], algorithms: list[str], jobs: int,
+                   tally: _Tally) -> list[tuple[ElfInfo, str]]:
+    if jobs <= 1 or len(members) <= 1 and (not members or members[0].file_size < _AHEAD):
+        return [_summarize_one(reader, m, algo, tally, pipelined=False) for m, algo in zip(members, algorithms)]
+    # largest first, so the longest member starts at once and the small ones fill in around it
+    order = sorted(range(len(members)), key=lambda i: -members[i].file_size)
+    results: list = [None] * len(members)
+    with ThreadPoolExecutor(max_workers=min(jobs, len(members)), thread_name_prefix="wheelcheck-scan") as pool:
+        futures = {pool.submit(_summarize_one, reader, members[i], algorithms[i], tally, pipelined=True): i
+                   for i in order}
+        done, pending = wait(futures, return_when=FIRST_EXCEPTION)
+        failed = sorted((futures[f], f.exception()) for f in done if f.exception() is not None)
+        if failed:
+            tally.stop.set()
+            for future in pending:
+                future.cancel()
+            wait(pending)
+            raise failed[0][1]
+        for future, i in futures.items():
+            results[i] = future.result()
     return results
 
 
-def _summarize_batch(wheel: str, wanted: list[tuple[str, str]]) -> list[tuple[ElfInfo, str]]:
-    with WheelReader(wheel) as reader:
-        return [_summarize_one(wheel, name, algo, reader.read(name)) for name, algo in wanted]
+def _summarize_one(reader: WheelReader, member: ZipInfo, algorithm: str, tally: _Tally,
+                   pipelined: bool) -> tuple[ElfInfo, str]:
+    """The member's summary and RECORD digest, from one pass over its bytes."""
+    stream = reader.stream(member.filename)
+    hasher = hashlib.new(algorithm)
+    crc = 0
 
+    def pieces():
+        nonlocal crc
+        for piece in ahead(stream) if pipelined and member.file_size >= _AHEAD else stream:
+            if tally.stop.is_set():
+                raise _Stopped()
+            crc = zlib.crc32(piece, crc)
+            hasher.update(piece)
+            yield piece
+            tally.add(len(piece))
+        tally.add(0, member_done=True)
 
-def _summarize_one(wheel: str, name: str, algo: str, data: bytes) -> tuple[ElfInfo, str]:
+    name = member.filename
     try:
-        info = summarize(data, name)
+        info = summarize_stream(pieces(), member.file_size, name, stream.reread)
     except BadElfError as exc:
-        raise BadElfError(f"{wheel}:{name}", exc.problem) from None
-    return info, record_digest(data, algo)
+        raise BadElfError(f"{reader.path}:{name}", exc.problem) from None
+    stream.check_crc(crc)
+    return info, digest_field(algorithm, hasher.digest())
+
+
+class _Stopped(Exception):
+    """Another member failed: this one stops early (its own result is never used)."""
+
+
+class _Tally:
+    """Bytes summarised so far, reported to ``progress`` in order from whichever thread adds them."""
+
+    def __init__(self, members: list[ZipInfo], progress: Progress | None) -> None:
+        self.total = sum(m.file_size for m in members)
+        self.stop = threading.Event()
+        self._done = self._reported = 0
+        self._progress = progress
+        self._lock = threading.Lock()
+        if progress:
+            progress(0, self.total)
+
+    def add(self, count: int, member_done: bool = False) -> None:
+        if self._progress is None:
+            return
+        with self._lock:
+            self._done += count
+            if member_done or self._done - self._reported >= PROGRESS_STEP:
+                self._reported = self._done
+                self._progress(self._done, self.total)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import struct
 
-from wheelcheck.elf.summary import PT_DYNAMIC, PT_LOAD, _header, _program_headers
+from wheelcheck.elf._layout import PT_DYNAMIC, PT_LOAD, parse_header, parse_program_headers, program_header_span
 
 __all__ = ["identifier_strings"]
 
@@ -21,9 +21,10 @@ _DT_STRTAB, _DT_STRSZ = 5, 10
 
 
 def identifier_strings(data: bytes) -> frozenset[str]:
-    header = _header(data)
+    header = parse_header(data)
     endian, elf_class = header["endian"], header["class"]
-    phdrs = _program_headers(data, header, elf_class, endian)
+    start, length = program_header_span(header, len(data))
+    phdrs = parse_program_headers(data[start:start + length], header)
     skip = _dynstr_range(data, phdrs, elf_class, endian)
     found: set[str] = set()
     for ptype, flags, offset, _vaddr, filesz, _align in phdrs:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import stat
 import zipfile
@@ -11,6 +12,7 @@ from pathlib import Path
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from wheelcheck.errors import BadWheelError
+from wheelcheck.wheel.member_stream import MemberStream
 from wheelcheck.wheel.record import Record
 
 __all__ = ["WheelReader", "MAX_MEMBER_SIZE", "MAX_TOTAL_SIZE", "MAX_RATIO"]
@@ -19,7 +21,6 @@ MAX_MEMBER_SIZE = 8 << 30  # the largest real wheel members (CUDA libraries) are
 MAX_TOTAL_SIZE = 32 << 30
 MAX_RATIO = 1000  # deflate tops out near 1032:1, reached only by runs of zeros: no real member
 RATIO_FLOOR = 16 << 20  # small members may have any ratio
-_CHUNK = 1 << 20  # inflate in pieces into one preallocated buffer: peak memory is the member, not twice it
 SO_NAME = re.compile(r"\.so(\.\d+)*$")
 
 
@@ -38,9 +39,17 @@ class WheelReader:
         self.entries = self._zip.infolist()  # every entry, directories too, in central-directory order
         self.comment = self._zip.comment
         self._by_name = {m.filename: m for m in self.members}
+        try:
+            self._fd = os.open(self.path, os.O_RDONLY)  # for pread: members stream from any thread
+        except OSError as exc:
+            self._zip.close()
+            raise BadWheelError(str(path), f"cannot read the zip ({exc.strerror or exc})") from None
 
     def close(self) -> None:
         self._zip.close()
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
     def __enter__(self) -> WheelReader:
         return self
@@ -64,27 +73,24 @@ class WheelReader:
         return {m.filename: m.file_size for m in self.members}
 
     def head(self, name: str, size: int = 4) -> bytes:
-        with self._open(name) as f:
-            return _guard(self.path, name, lambda: f.read(size))
+        """The first ``size`` bytes of a member, inflating no more of it than that."""
+        return self.stream(name).head(size)
+
+    def stream(self, name: str) -> MemberStream:
+        """The member's bytes in bounded pieces, checked against its declared size (and CRC, see MemberStream)."""
+        return MemberStream(str(self.path), self._fd, self._by_name[name], self._zip)
 
     def read(self, name: str) -> bytes:
-        """The whole member, inflated into one buffer of its declared size (no second copy)."""
-        size = self._by_name[name].file_size
-        buffer = bytearray(size)
-        view = memoryview(buffer)
-        got = 0
-        with self._open(name) as f:
-            while True:
-                chunk = _guard(self.path, name, lambda: f.read(_CHUNK))
-                if not chunk:
-                    break
-                if got + len(chunk) > size:
-                    raise BadWheelError(str(self.path), f"member {name} holds more than the {size} bytes it declares")
-                view[got:got + len(chunk)] = chunk
-                got += len(chunk)
-        if got != size:
-            raise BadWheelError(str(self.path), f"member {name} holds {got} bytes, not the {size} it declares")
-        return buffer
+        """The whole member in memory, for the small ones (metadata, Python files). The buffer grows with the
+        bytes actually inflated, never with the size a header declares."""
+        stream = self.stream(name)
+        buffer = bytearray()
+        crc = 0
+        for piece in stream:
+            buffer += piece
+            crc = zlib.crc32(piece, crc)
+        stream.check_crc(crc)
+        return buffer  # a bytearray: no second copy
 
     def read_text(self, name: str) -> str:
         try:
@@ -102,15 +108,6 @@ class WheelReader:
         name = f"{self.dist_info}/{basename}"
         return self.read_text(name) if name in self._by_name else None
 
-    def _open(self, name: str):
-        return _guard(self.path, name, lambda: self._zip.open(self._by_name[name]))
-
-
-def _guard(path: Path, name: str, action):
-    try:
-        return action()
-    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, OSError) as exc:
-        raise BadWheelError(str(path), f"cannot read member {name} (truncated or corrupt: {exc})") from None
 
 
 def _open_zip(path: Path) -> zipfile.ZipFile:

@@ -7,7 +7,7 @@ import csv
 import hashlib
 import io
 
-__all__ = ["Record", "record_digest", "record_rows", "render_record", "ACCEPTED_HASHES"]
+__all__ = ["Record", "record_digest", "digest_field", "record_rows", "render_record", "ACCEPTED_HASHES"]
 
 # PEP 376/427: sha256 or stronger; md5 and sha1 are not acceptable
 ACCEPTED_HASHES = ("sha256", "sha384", "sha512")
@@ -15,7 +15,11 @@ ACCEPTED_HASHES = ("sha256", "sha384", "sha512")
 
 def record_digest(data: bytes, algorithm: str = "sha256") -> str:
     """The RECORD form of a member's hash: <algo>=<urlsafe base64 without padding>."""
-    digest = hashlib.new(algorithm, data).digest()
+    return digest_field(algorithm, hashlib.new(algorithm, data).digest())
+
+
+def digest_field(algorithm: str, digest: bytes) -> str:
+    """The RECORD form of a digest already computed (for a member hashed as it streamed)."""
     return f"{algorithm}=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
 
 

@@ -1,0 +1,90 @@
+"""ELF byte layouts: the file header, program headers and dynamic entries, unpacked with struct.
+
+Kept apart from their meaning (summary.py) so that the streaming summariser, the string scanner of
+``repair --hide-symbols`` and the in-memory path all read the same fields the same way.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from elftools.elf.enums import ENUM_E_MACHINE, ENUM_E_TYPE, ENUM_EI_OSABI
+
+__all__ = ["HEADER_SIZE", "PT_LOAD", "PT_DYNAMIC", "PT_INTERP", "PT_NOTE", "PT_GNU_STACK", "PF_X", "PF_W",
+           "parse_header", "program_header_span", "parse_program_headers", "dynamic_entries"]
+
+HEADER_SIZE = 64  # the larger of the two classes' headers: enough bytes to parse either
+PF_X, PF_W = 0x1, 0x2
+PT_LOAD, PT_DYNAMIC, PT_INTERP, PT_NOTE = 1, 2, 3, 4
+PT_GNU_STACK = 0x6474E551
+
+
+def parse_header(data: bytes) -> dict:
+    """The ELF header fields we use, named with pyelftools' enum tables (ValueError when too short or odd).
+
+    Parsed with struct rather than ELFFile, which would want the whole file as a stream and read the
+    section headers we do not need.
+    """
+    if len(data) < 52:
+        raise ValueError("shorter than an ELF header")
+    ei_class, ei_data, ei_osabi = data[4], data[5], data[7]
+    if ei_class not in (1, 2) or ei_data not in (1, 2):
+        raise ValueError(f"bad ELF identification (class {ei_class}, data {ei_data})")
+    endian = "<" if ei_data == 1 else ">"
+    fmt = endian + ("HHIQQQIHHHHHH" if ei_class == 2 else "HHIIIIIHHHHHH")
+    if len(data) < 16 + struct.calcsize(fmt):
+        raise ValueError("shorter than an ELF header")
+    (e_type, e_machine, _ver, _entry, e_phoff, _shoff, e_flags, _ehsize, e_phentsize, e_phnum,
+     *_rest) = struct.unpack_from(fmt, data, 16)
+    return {
+        "class": 64 if ei_class == 2 else 32,
+        "endian": endian,
+        "osabi": _name(ENUM_EI_OSABI, ei_osabi, "ELFOSABI"),
+        "e_type": _name(ENUM_E_TYPE, e_type, "ET"),
+        "e_machine": _name(ENUM_E_MACHINE, e_machine, "EM"),
+        "e_flags": e_flags,
+        "e_phoff": e_phoff,
+        "e_phentsize": e_phentsize,
+        "e_phnum": e_phnum,
+    }
+
+
+def _name(enum: dict, value: int, prefix: str) -> str:
+    for name, number in enum.items():
+        if number == value and not name.startswith("_"):
+            return name
+    return f"{prefix}_{value}"
+
+
+def _phdr_format(header: dict) -> str:
+    return header["endian"] + ("IIQQQQQQ" if header["class"] == 64 else "IIIIIIII")
+
+
+def program_header_span(header: dict, size: int) -> tuple[int, int]:
+    """(offset, length) of the program header table; ValueError when it lies outside a file of ``size``."""
+    phoff, phnum, phentsize = header["e_phoff"], header["e_phnum"], header["e_phentsize"]
+    if phnum and (phentsize < struct.calcsize(_phdr_format(header)) or phoff + phnum * phentsize > size):
+        raise ValueError("program headers lie outside the file")
+    return phoff, phnum * phentsize
+
+
+def parse_program_headers(table: bytes, header: dict) -> list[tuple[int, int, int, int, int, int]]:
+    """(type, flags, offset, vaddr, filesz, align) per program header of ``table`` (the table's bytes)."""
+    fmt = _phdr_format(header)
+    if header["class"] == 64:
+        order = lambda e: (e[0], e[1], e[2], e[3], e[5], e[7])  # noqa: E731
+    else:
+        order = lambda e: (e[0], e[6], e[1], e[2], e[4], e[7])  # noqa: E731
+    step = header["e_phentsize"]
+    return [order(struct.unpack_from(fmt, table, i * step)) for i in range(header["e_phnum"])]
+
+
+def dynamic_entries(data: bytes, elf_class: int, endian: str):
+    """(tag, value) of each dynamic entry in ``data`` (a PT_DYNAMIC segment's bytes), up to DT_NULL."""
+    fmt = endian + ("qQ" if elf_class == 64 else "iI")
+    step = struct.calcsize(fmt)
+    for pos in range(0, len(data) - step + 1, step):
+        tag, value = struct.unpack_from(fmt, data, pos)
+        if tag == 0:
+            return
+        yield tag, value

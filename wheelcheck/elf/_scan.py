@@ -1,0 +1,64 @@
+"""Find NUL-terminated strings matching a pattern in one span of a file that streams past in pieces.
+
+The patterns used here match NUL-free text that ends right before a NUL (and may look one byte back for
+the NUL before it), so a match never spans a NUL: searching up to the last NUL of what has arrived, and
+carrying the rest (with that NUL in front, for the look-back) to the next piece, finds exactly what one
+search over the whole span finds. The carry is capped: a NUL-free run longer than ``CARRY_LIMIT`` bytes is
+no string any check looks for (only its last ``CARRY_LIMIT`` bytes are searched).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["SpanScanner", "CARRY_LIMIT"]
+
+CARRY_LIMIT = 1 << 16
+
+
+class SpanScanner:
+    """The distinct matches of ``pattern`` in the file bytes [start, end), in the order first found.
+
+    As ``pattern.finditer(data, start, end)`` would: a look-behind may see the byte before ``start``, a
+    look-ahead nothing at or past ``end``. Stops collecting after ``limit`` distinct matches.
+    """
+
+    def __init__(self, pattern: re.Pattern[bytes], start: int, end: int, limit: int | None = None) -> None:
+        self.start, self.end = start, end
+        self.found: dict[bytes, None] = {}
+        self._pattern, self._limit = pattern, limit
+        self._first = max(start - 1, 0)  # the byte before the span comes too, for a look-behind
+        self._carry = b""
+        self._skip = start - self._first  # bytes at the front of the carry that are context only
+
+    @property
+    def full(self) -> bool:
+        return self._limit is not None and len(self.found) >= self._limit
+
+    def feed(self, piece: bytes, at: int) -> None:
+        """``piece`` holds the file bytes [at, at + len(piece)); pieces come in file order, none skipped."""
+        lo, hi = max(at, self._first), min(at + len(piece), self.end)
+        if lo >= hi or self.full:
+            return
+        a, b = lo - at, hi - at
+        last = piece.rfind(b"\0", a, b)
+        if last < 0:
+            self._carry += piece[a:b]
+        else:
+            if self._carry:
+                text = self._carry + piece[a:last + 1]
+                self._search(text, self._skip, len(text))
+            elif a < last + 1:
+                self._search(piece, a + self._skip, last + 1)
+            self._carry, self._skip = piece[last:b], 1  # the NUL stays in front, as context
+        if len(self._carry) - self._skip > CARRY_LIMIT:
+            self._carry, self._skip = self._carry[-CARRY_LIMIT - 1:], 1
+
+    def _search(self, text: bytes, pos: int, endpos: int) -> None:
+        if pos >= endpos:
+            return
+        found = self.found
+        for match in self._pattern.finditer(text, pos, endpos):
+            found.setdefault(match.group(), None)
+            if self.full:
+                return

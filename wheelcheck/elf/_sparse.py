@@ -1,0 +1,106 @@
+"""The bytes of one ELF file that a streaming summary keeps: a bounded prefix and a few small ranges.
+
+Everything else passes by once. The dynamic tables are found through the dynamic section, which linkers put
+after them, so the summary cannot know where they are while they stream past; the prefix (``window``) holds
+them in nearly every file. What lies outside it is fetched again through ``reread`` (for a zip member: inflated
+from a checkpoint; for a file on disk: read), a range at a time, never the whole file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+__all__ = ["SparseFile", "Reread", "WINDOW"]
+
+WINDOW = 16 << 20  # the prefix kept: the dynamic tables of all but the largest C++ libraries end within it
+_FETCH_ALIGN = 1 << 16
+_FETCH_MIN = 1 << 18  # a fetch brings at least this much: the version chains read 16 bytes at a time
+
+# reread(offset, size): the bytes [offset, offset + size) in pieces, in order
+Reread = Callable[[int, int], Iterator[bytes]]
+
+
+class SparseFile:
+    """A file of ``size`` bytes, pushed in order; reads of kept bytes are slices, the rest is fetched again."""
+
+    def __init__(self, size: int, reread: Reread, window: int = WINDOW) -> None:
+        self.size = size
+        self.position = 0  # bytes pushed so far
+        self._reread = reread
+        self._window_limit = window
+        self._window = bytearray()
+        self._ranges: list[tuple[int, int, bytearray]] = []  # (start, end, bytes of [start, start + len))
+        self._cache: tuple[int, bytes] = (0, b"")
+
+    @classmethod
+    def whole(cls, data: bytes) -> SparseFile:
+        """A file already in memory: every read is a slice of ``data``."""
+        sparse = cls(len(data), lambda offset, size: iter((data[offset:offset + size],)), window=len(data))
+        sparse._window = data  # type: ignore[assignment]
+        sparse.position = len(data)
+        return sparse
+
+    def push(self, piece: bytes) -> None:
+        start, end = self.position, self.position + len(piece)
+        if end > self.size:
+            raise ValueError(f"more than the {self.size} bytes declared")
+        if start < self._window_limit:
+            self._window += piece[: self._window_limit - start]
+        for first, last, kept in self._ranges:
+            at = first + len(kept)
+            if at < last and start <= at < end:
+                kept += piece[at - start: min(last, end) - start]
+        self.position = end
+
+    def keep(self, start: int, end: int) -> None:
+        """Keep [start, end) as it passes (its part already passed is fetched now)."""
+        end = min(end, self.size)
+        if start >= end or end <= len(self._window):
+            return
+        kept = bytearray(self.read(start, min(end, self.position) - start)) if start < self.position else bytearray()
+        self._ranges.append((start, end, kept))
+
+    def release(self) -> None:
+        """Drop everything kept: the summary is made."""
+        self._window = bytearray()
+        self._ranges.clear()
+        self._cache = (0, b"")
+
+    def read(self, offset: int, size: int) -> bytes:
+        """Bytes [offset, offset + size); ValueError if any lies outside the file."""
+        end = offset + size
+        if offset < 0 or size < 0 or end > self.size:
+            raise ValueError(f"{size} bytes at offset {offset} lie outside the file ({self.size} bytes)")
+        if end <= len(self._window):
+            return self._window[offset:end]
+        for first, _last, kept in self._ranges:
+            if first <= offset and end <= first + len(kept):
+                return kept[offset - first: end - first]
+        at, cached = self._cache
+        if at <= offset and end <= at + len(cached):
+            return cached[offset - at: end - at]
+        at = offset - offset % _FETCH_ALIGN
+        stop = min(self.size, max(end, at + _FETCH_MIN))
+        cached = b"".join(self._reread(at, stop - at))
+        if len(cached) != stop - at:
+            raise ValueError(f"could not read {stop - at} bytes at offset {at} again")
+        self._cache = (at, cached)
+        return cached[offset - at: end - at]
+
+    def pieces(self, start: int, end: int) -> Iterator[bytes]:
+        """[start, end) in pieces of at most a few megabytes, kept or fetched again; ValueError past the end."""
+        if start < 0 or end > self.size or start > end:
+            raise ValueError(f"bytes {start}..{end} lie outside the file ({self.size} bytes)")
+        window = len(self._window)
+        step = 8 << 20
+        while start < min(end, window):
+            stop = min(end, window, start + step)
+            yield self._window[start:stop]
+            start = stop
+        if start < end:
+            got = 0
+            for piece in self._reread(start, end - start):
+                got += len(piece)
+                yield piece
+            if got != end - start:
+                raise ValueError(f"could not read {end - start} bytes at offset {start} again")

@@ -1,0 +1,212 @@
+"""One zip member's bytes, inflated once, in order, in bounded pieces; and any range of them again later.
+
+The compressed data is read straight from the file with ``os.pread`` (position-free, so several threads may
+stream members of one wheel at once) and inflated with zlib, whose inflate runs without the GIL. While the
+member streams, the decompressor's state is saved every few megabytes (a checkpoint: about 45 KB); a range
+needed again later (an ELF table found only when its dynamic section went by) is inflated from the nearest
+checkpoint before it, not from the start. Stored members are re-read directly.
+
+Members with another compression method (bzip2, lzma: no wheel builder writes them) go through ``zipfile``.
+Every check ``zipfile`` makes on open is made here too: the local header's signature and name, encryption,
+and on the data: the declared size (never more, never fewer bytes) and the CRC (see ``check_crc``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import zipfile
+import zlib
+from collections.abc import Iterator
+
+from wheelcheck.errors import BadWheelError
+from wheelcheck.wheel import _zipformat as zf
+
+__all__ = ["MemberStream", "CHUNK"]
+
+CHUNK = 1 << 20  # most bytes one piece holds: the unit of memory per stream
+_READ = 1 << 16  # compressed bytes read at a time (64 KiB in: inflate's buffers stay small and warm)
+_MIN_CHECKPOINT_GAP = 8 << 20
+_MAX_CHECKPOINTS = 256  # the gap grows on huge members: at most ~12 MB of saved states
+_FLAG_PATCHED, _FLAG_STRONG = 0x20, 0x40
+
+
+class MemberStream:
+    """Stream member ``info`` of the wheel at ``path`` (open as ``fd``, which the caller keeps open).
+
+    Iterate for the pieces (bytes) in order, then call ``check_crc`` with their CRC-32 (the caller computes
+    it as the bytes pass, often on another thread). ``reread(offset, size)`` yields a range again.
+    """
+
+    def __init__(self, path: str, fd: int, info: zipfile.ZipInfo, zip_file: zipfile.ZipFile | None = None) -> None:
+        self.path, self.name, self.size = path, info.filename, info.file_size
+        self._fd, self._info, self._zip = fd, info, zip_file
+        self._start = _data_start(path, fd, info)
+        self._gap = max(_MIN_CHECKPOINT_GAP, info.file_size // _MAX_CHECKPOINTS)
+        self._marks: list[int] = [0]  # output offsets of the checkpoints, ascending
+        self._states: list[tuple[int, object]] = [(0, None)]  # (compressed offset, decompressor copy)
+
+    # -- the first pass
+
+    def __iter__(self) -> Iterator[bytes]:
+        method = self._info.compress_type
+        if method == zipfile.ZIP_STORED:
+            pieces = self._stored(0, self.size)
+        elif method == zipfile.ZIP_DEFLATED:
+            pieces = self._inflate(0, 0, zlib.decompressobj(-15), 0, checkpoints=True)
+        else:
+            pieces = self._through_zipfile()
+        got = 0
+        for piece in pieces:
+            got += len(piece)
+            if got > self.size:
+                raise self._error(f"holds more than the {self.size} bytes it declares")
+            yield piece
+        if got != self.size:
+            raise self._error(f"holds {got} bytes, not the {self.size} it declares")
+
+    def check_crc(self, crc: int) -> None:
+        """Raise BadWheelError unless ``crc`` (of every byte streamed) is the one the zip records."""
+        if crc != self._info.CRC:
+            raise BadWheelError(self.path, f"cannot read member {self.name} (truncated or corrupt: "
+                                           f"Bad CRC-32 for file {self.name!r})")
+
+    def head(self, size: int) -> bytes:
+        """The first ``size`` bytes (fewer if the member is shorter), inflating no more than needed."""
+        size = min(size, self.size)
+        method = self._info.compress_type
+        if method != zipfile.ZIP_DEFLATED:
+            return b"".join(self.reread(0, size))[:size]
+        decompressor, out, in_at, want = zlib.decompressobj(-15), b"", 0, 256
+        try:
+            while len(out) < size and in_at < self._info.compress_size and not decompressor.eof:
+                data = self._pread(min(want, self._info.compress_size - in_at), self._start + in_at)
+                if not data:
+                    break
+                in_at += len(data)
+                out += decompressor.decompress(data, size - len(out))
+                want *= 4
+        except zlib.error as exc:
+            raise self._error(f"(truncated or corrupt: {exc})", cannot_read=True) from None
+        return out
+
+    # -- ranges again
+
+    def reread(self, offset: int, size: int) -> Iterator[bytes]:
+        """The bytes [offset, offset + size) in pieces, inflated from the nearest checkpoint before them."""
+        end = min(offset + size, self.size)
+        if offset >= end:
+            return
+        method = self._info.compress_type
+        if method == zipfile.ZIP_STORED:
+            yield from self._stored(offset, end)
+            return
+        if method == zipfile.ZIP_DEFLATED:
+            i = bisect.bisect_right(self._marks, offset) - 1
+            out_at, (in_at, state) = self._marks[i], self._states[i]
+            decompressor = state.copy() if state is not None else zlib.decompressobj(-15)
+            pieces = self._inflate(in_at, out_at, decompressor, out_at, checkpoints=False)
+        else:
+            pieces, out_at = self._through_zipfile(), 0
+        for piece in pieces:
+            stop = out_at + len(piece)
+            if stop > offset:
+                yield piece[max(0, offset - out_at): end - out_at] if (out_at < offset or stop > end) else piece
+            out_at = stop
+            if out_at >= end:
+                return
+
+    # -- sources
+
+    def _stored(self, start: int, end: int) -> Iterator[bytes]:
+        if self._info.compress_size < self.size:
+            raise self._error(f"holds {self._info.compress_size} bytes, not the {self.size} it declares")
+        pos = start
+        while pos < end:
+            piece = self._pread(min(CHUNK, end - pos), self._start + pos)
+            if not piece:
+                raise self._error("is truncated (its data ends early)")
+            yield piece
+            pos += len(piece)
+
+    def _inflate(self, in_at: int, out_at: int, decompressor, first_mark: int, *, checkpoints: bool) -> Iterator[bytes]:
+        compressed = self._info.compress_size
+        next_mark = first_mark + self._gap
+        try:
+            while in_at < compressed and not decompressor.eof:
+                data = self._pread(min(_READ, compressed - in_at), self._start + in_at)
+                if not data:
+                    raise self._error("is truncated (its data ends early)")
+                in_at += len(data)
+                while data:
+                    piece = decompressor.decompress(data, CHUNK)
+                    data = decompressor.unconsumed_tail
+                    if piece:
+                        out_at += len(piece)
+                        yield piece
+                if checkpoints and out_at >= next_mark and not decompressor.eof:
+                    self._states.append((in_at, decompressor.copy()))  # before its mark: rereads may run now
+                    self._marks.append(out_at)
+                    next_mark = out_at + self._gap
+            while not decompressor.eof:  # input ended: whatever inflate still holds, in bounded pieces
+                piece = decompressor.decompress(b"", CHUNK)
+                if not piece:
+                    break
+                yield piece
+        except zlib.error as exc:
+            raise self._error(f"(truncated or corrupt: {exc})", cannot_read=True) from None
+
+    def _through_zipfile(self) -> Iterator[bytes]:
+        zip_file = self._zip or zipfile.ZipFile(self.path)
+        try:
+            with zip_file.open(self._info) as member:
+                while True:
+                    piece = member.read(CHUNK)
+                    if not piece:
+                        return
+                    yield piece
+        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, OSError) as exc:
+            raise self._error(f"(truncated or corrupt: {exc})", cannot_read=True) from None
+        finally:
+            if self._zip is None:
+                zip_file.close()
+
+    def _pread(self, size: int, at: int) -> bytes:
+        try:
+            return os.pread(self._fd, size, at)
+        except OSError as exc:
+            raise self._error(f"(truncated or corrupt: {exc})", cannot_read=True) from None
+
+    def _error(self, problem: str, cannot_read: bool = False) -> BadWheelError:
+        if cannot_read:
+            return BadWheelError(self.path, f"cannot read member {self.name} {problem}")
+        return BadWheelError(self.path, f"member {self.name} {problem}")
+
+
+def _data_start(path: str, fd: int, info: zipfile.ZipInfo) -> int:
+    """Where the member's data begins, after its local header, checked as zipfile checks it on open."""
+    def bad(problem: str) -> BadWheelError:
+        return BadWheelError(path, f"cannot read member {info.filename} (truncated or corrupt: {problem})")
+
+    try:
+        header = os.pread(fd, zf.LOCAL.size, info.header_offset)
+    except OSError as exc:
+        raise bad(str(exc)) from None
+    if len(header) != zf.LOCAL.size:
+        raise bad("Truncated file header")
+    signature, _v, flags, _m, _t, _d, _c, _cs, _us, name_len, extra_len = zf.LOCAL.unpack(header)
+    if signature != zf.LOCAL_SIGNATURE:
+        raise bad("Bad magic number for file header")
+    name = os.pread(fd, name_len, info.header_offset + zf.LOCAL.size)
+    try:
+        decoded = name.decode("utf-8" if flags & zf.FLAG_UTF8 else "cp437")
+    except UnicodeDecodeError:
+        decoded = None
+    if decoded != info.orig_filename:
+        raise bad(f"File name in directory {info.orig_filename!r} and header {name!r} differ.")
+    if info.flag_bits & (zf.FLAG_ENCRYPTED | _FLAG_STRONG):
+        raise BadWheelError(path, f"member {info.filename!r} is encrypted")
+    if info.flag_bits & _FLAG_PATCHED:
+        raise bad("compressed patched data (flag bit 5)")
+    return info.header_offset + zf.LOCAL.size + name_len + extra_len
+
