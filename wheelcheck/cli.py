@@ -469,6 +469,9 @@ def conflicts_command(
 
 
 def main() -> None:
+    from wheelcheck._allocator import return_large_buffers
+
+    return_large_buffers()
     app()
 
 

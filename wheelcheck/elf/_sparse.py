@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 
 __all__ = ["SparseFile", "Reread", "WINDOW"]
 
-WINDOW = 16 << 20  # the prefix kept: the dynamic tables of all but the largest C++ libraries end within it
+WINDOW = 8 << 20  # the prefix kept: the dynamic tables of all but the largest C++ libraries end within it
 _FETCH_ALIGN = 1 << 16
 _FETCH_MIN = 1 << 18  # a fetch brings at least this much: the version chains read 16 bytes at a time
 
@@ -87,16 +87,38 @@ class SparseFile:
         self._cache = (at, cached)
         return cached[offset - at: end - at]
 
-    def pieces(self, start: int, end: int) -> Iterator[bytes]:
-        """[start, end) in pieces of at most a few megabytes, kept or fetched again; ValueError past the end."""
+    def span(self, start: int, end: int) -> tuple[bytes, int]:
+        """(buffer, shift): the bytes [start, end) at buffer[start - shift: end - shift], in one buffer.
+
+        A span within the kept prefix is the prefix itself (no copy); any other is assembled once.
+        """
         if start < 0 or end > self.size or start > end:
             raise ValueError(f"bytes {start}..{end} lie outside the file ({self.size} bytes)")
-        window = len(self._window)
+        if end <= len(self._window):
+            return self._window, 0
+        buffer = bytearray(end - start)
+        view, at = memoryview(buffer), 0
+        for piece in self.pieces(start, end):
+            view[at:at + len(piece)] = piece
+            at += len(piece)
+        return buffer, start
+
+    def pieces(self, start: int, end: int) -> Iterator[bytes]:
+        """[start, end) in pieces of at most a few megabytes, kept or fetched again; ValueError past the end.
+
+        The kept prefix is taken now: ``release`` may be called while the pieces are still being read.
+        """
+        if start < 0 or end > self.size or start > end:
+            raise ValueError(f"bytes {start}..{end} lie outside the file ({self.size} bytes)")
+        return self._pieces(self._window, start, end)
+
+    def _pieces(self, window: bytes, start: int, end: int) -> Iterator[bytes]:
         step = 8 << 20
-        while start < min(end, window):
-            stop = min(end, window, start + step)
-            yield self._window[start:stop]
+        while start < min(end, len(window)):
+            stop = min(end, len(window), start + step)
+            yield window[start:stop]
             start = stop
+        del window  # past the prefix: let it go
         if start < end:
             got = 0
             for piece in self._reread(start, end - start):

@@ -248,7 +248,6 @@ def _read_symbol_tables(sparse: SparseFile, amap, tags, elf_class, endian, strta
     hash_word = 8 if (machine, elf_class) == ("EM_S390", 64) else 4
     count = _tables.count_symbols(sparse, amap, tags, elf_class, endian, hash_word)
     columns = _tables.read_symbols(sparse, amap.offset(tags["DT_SYMTAB"]), count, elf_class, endian)
-    names = strtab.names(columns.name_offsets)
 
     # version index -> (name, library it is needed from, or None for a definition)
     versions: dict[int, tuple[str, str | None]] = {}
@@ -277,8 +276,9 @@ def _read_symbol_tables(sparse: SparseFile, amap, tags, elf_class, endian, strta
         versym = _tables.read_versym(sparse, amap.offset(tags["DT_VERSYM"]), count, endian)
         version_index = _tables.translate_versions(versym[1:], slot)
     else:
-        version_index = array("H", bytes(2 * len(names)))
+        version_index = array("H", bytes(2 * len(columns.name_offsets)))
     defined = columns.defined
+    names = strtab.names(columns.name_offsets)  # last: the kept bytes are dropped once the table is in
 
     by_version: dict[int, tuple[list[str], list[str]]] = {}
     info = columns.info
