@@ -6,6 +6,7 @@ import glob
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from typing import TYPE_CHECKING
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING
 from wheelcheck.analysis.verdict import AuditOptions, assess, judge
 from wheelcheck.errors import UsageError, WheelcheckError
 from wheelcheck.libsearch import find_external_libraries
+from wheelcheck.per_wheel import map_wheels
 from wheelcheck.policy.loader import load_policy_file
 from wheelcheck.policy.model import PolicySet
 from wheelcheck.policy.registry import bundled_policies
@@ -105,8 +107,16 @@ def audit(
         raise UsageError(str(fail_on), "--fail-on must be 'error', 'warning' or 'info'")
     options = AuditOptions(policies=load_policies(policy_file), plat=plat, exclude=tuple(exclude),
                            cxx_abi=cxx_abi, fail_on=fail_on, isa_check=isa_check)
-    return AuditReport([audit_wheel(p, options, tuple(lib_path), jobs, progress) for p in expand_paths(paths)],
-                       fail_on=fail_on)
+    wheels = expand_paths(paths)
+    if len(wheels) == 1 or jobs == 1:
+        return AuditReport([audit_wheel(p, options, tuple(lib_path), jobs, progress) for p in wheels], fail_on=fail_on)
+
+    def done(i: int, report: WheelReport) -> None:  # from other processes: a wheel's progress is its end
+        if progress:
+            progress(wheels[i].name, 1, 1)
+
+    audit_one = partial(audit_wheel, options=options, lib_path=tuple(lib_path), jobs=jobs)
+    return AuditReport(map_wheels(audit_one, wheels, jobs, done), fail_on=fail_on)
 
 
 def show(
@@ -205,7 +215,7 @@ def conflicts(
         wheels = list({w.resolve(): w for w in expand_paths(paths)}.values())  # a wheel given twice is one
         if not wheels:
             raise UsageError("conflicts", "give wheels to compare, or --env")
-        dists = [from_wheel(w, jobs=jobs) for w in wheels]
+        dists = map_wheels(partial(from_wheel, jobs=jobs), wheels, jobs)
         sources = [w.name for w in wheels]
         processes = group_processes(dists)
         notes = [f"{d.source}: no Linux platform tag, left out" for d in left_out(dists, processes)]

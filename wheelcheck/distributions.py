@@ -24,7 +24,7 @@ from packaging.tags import parse_tag
 
 from wheelcheck.analysis.distribution import Distribution
 from wheelcheck.elf.model import ElfInfo
-from wheelcheck.elf.summary import is_elf, summarize
+from wheelcheck.elf.summary import is_elf, summarize_file
 from wheelcheck.errors import BadElfError, UsageError
 from wheelcheck.scan import scan_wheel
 PARALLEL_THRESHOLD = 16 << 20  # below this much ELF data, starting processes costs more than it saves
@@ -181,10 +181,8 @@ def _summarize_batch(items: list[tuple[str, str]]) -> list[ElfInfo]:
 def _summarize_file(site: str, rel: str) -> ElfInfo:
     path = Path(site) / rel
     try:
-        data = path.read_bytes()
+        return summarize_file(str(path), rel)
     except OSError as exc:
         raise BadElfError(str(path), f"cannot read it ({exc.strerror or exc})") from None
-    try:
-        return summarize(data, rel)
     except BadElfError as exc:
         raise BadElfError(str(path), exc.problem) from None

@@ -14,6 +14,9 @@ class WheelcheckError(Exception):
         self.path = path
         self.problem = problem
 
+    def __reduce__(self):  # raised in a worker process, raised again in this one
+        return type(self), (self.path, self.problem)
+
 
 class BadWheelError(WheelcheckError):
     """The wheel is not a safe, readable zip or its name is not a wheel name."""

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from itertools import compress
 
 from wheelcheck.analysis.context import CheckContext, Fact
-from wheelcheck.analysis.exposure import exported_names
 from wheelcheck.analysis.mangling import OLD_HINT, abi_neutral, has_new_abi, has_old_abi, lead, short_name
 from wheelcheck.elf.model import ElfInfo
 from wheelcheck.report.model import Finding
@@ -49,7 +48,7 @@ class CxxAbi:
 
 
 def _interface(elf: ElfInfo) -> tuple[list[str], list[str]]:
-    exports, _ = exported_names(elf.symtab)
+    exports = elf.symtab.export_names()
     imports = list(compress(elf.symtab.names, elf.symtab.defined.translate(_UNDEFINED)))
     return exports, imports
 
@@ -117,9 +116,8 @@ def _mismatches(ctx: CheckContext, per_file: dict[str, CxxAbi]) -> Iterator[Find
                   if per_file[elf.path].abi != "none"}
     if len(interfaces) < 2:
         return
-    defined = set().union(*(set(exports) for exports, _ in interfaces.values()))
-    sorted_exports = {path: sorted(n for n in exports if n.startswith("_Z")) for path, (exports, _) in
-                      interfaces.items()}
+    defined = set().union(*(exports for exports, _ in interfaces.values()))
+    sorted_exports = {elf.path: _mangled(elf.sorted_exports) for elf in ctx.elves if elf.path in interfaces}
     for path, (_, imports) in interfaces.items():
         for wanted in imports:
             if not wanted.startswith("_Z") or wanted.startswith(_STD_PREFIXES) or wanted in defined:
@@ -145,6 +143,11 @@ def _mismatches(ctx: CheckContext, per_file: dict[str, CxxAbi]) -> Iterator[Find
                     f"build both with the same -D_GLIBCXX_USE_CXX11_ABI (the {other_abi} ABI to match {other})",
                     symbols=(wanted, found))
                 break
+
+
+def _mangled(sorted_names: list[str]) -> list[str]:
+    """The names starting with "_Z" of a sorted list: one slice ("_Z" <= name < "_[")."""
+    return sorted_names[bisect_left(sorted_names, "_Z"):bisect_left(sorted_names, "_[")]
 
 
 def _counterpart(wanted: str, sorted_exports: list[str]) -> str | None:

@@ -70,10 +70,12 @@ def exported_names(symtab: SymbolTable) -> tuple[list[str], list[str]]:
     """(exported names, STB_GNU_UNIQUE exported names): defined, global/weak/unique, default/protected."""
     if not len(symtab):
         return [], []
+    return symtab.export_names(), list(compress(symtab.names, _unique_mask(symtab)))
+
+
+def _unique_mask(symtab: SymbolTable) -> bytes:
     visible = _mask(symtab.defined, symtab.other.translate(_EXPORT_VISIBILITY))
-    exports = list(compress(symtab.names, _mask(visible, symtab.info.translate(_EXPORT_BIND))))
-    unique = list(compress(symtab.names, _mask(visible, symtab.info.translate(_UNIQUE_BIND))))
-    return exports, unique
+    return _mask(visible, symtab.info.translate(_UNIQUE_BIND))
 
 
 @dataclass(frozen=True)
@@ -92,8 +94,8 @@ class Exposure:
 
 
 def exposure_of(elf: ElfInfo, top: int = 5) -> Exposure:
-    names, unique = exported_names(elf.symtab)
-    names.sort()
+    unique = list(compress(elf.symtab.names, _unique_mask(elf.symtab))) if len(elf.symtab) else []
+    names = list(elf.sorted_exports)  # a copy: names are taken out of it below
     for name in _LINKER_MADE.union(elf.version_defs):
         i = bisect_left(names, name)
         if i < len(names) and names[i] == name:

@@ -8,6 +8,7 @@ again (see _sparse.py). The same code summarises a file already in memory (``sum
 
 from __future__ import annotations
 
+import os
 import re
 import struct
 from array import array
@@ -25,7 +26,7 @@ from wheelcheck.elf.arch import arch_of, x86_isa_level
 from wheelcheck.elf.model import ElfInfo, SymbolTable, VersionNeed
 from wheelcheck.errors import BadElfError
 
-__all__ = ["ELF_MAGIC", "is_elf", "summarize", "summarize_stream"]
+__all__ = ["ELF_MAGIC", "is_elf", "summarize", "summarize_stream", "summarize_file"]
 
 ELF_MAGIC = b"\x7fELF"
 
@@ -50,6 +51,7 @@ _MAX_NOTES = 1 << 20
 # stored only as the end of a longer string.
 _SONAME_STRING = re.compile(rb"lib[A-Za-z0-9_+\-][A-Za-z0-9_+.\-]*?\.so(?:\.[0-9]+)*(?=\x00)")
 _MAX_SONAME_STRINGS = 256  # a file naming more is not listing libraries to load
+_FILE_PIECE = 1 << 20
 _PARSE_ERRORS = (ELFError, struct.error, ValueError, IndexError, KeyError, AttributeError, OverflowError)
 
 
@@ -79,6 +81,42 @@ def summarize_stream(pieces: Iterable[bytes], size: int, path: str, reread: Rere
         return summary.finish()
     except _PARSE_ERRORS as exc:
         raise BadElfError(path, f"truncated or malformed ELF file ({exc})") from None
+
+
+def summarize_file(path: str, name: str | None = None, digest=None) -> ElfInfo:
+    """Summarise the ELF file at ``path`` (``name`` in messages), read once in pieces, never whole.
+
+    ``digest`` (a hashlib object), if given, is updated with every byte as it passes. Raises OSError when
+    the file cannot be read, BadElfError when it is not a sound ELF file.
+    """
+    with open(path, "rb", buffering=0) as f:
+        fd = f.fileno()
+        size = os.fstat(fd).st_size
+
+        def pieces() -> Iterable[bytes]:
+            at = 0
+            while at < size:
+                piece = os.pread(fd, min(_FILE_PIECE, size - at), at)
+                if not piece:
+                    raise ValueError(f"the file ended at byte {at} while being read")
+                if digest is not None:
+                    digest.update(piece)
+                yield piece
+                at += len(piece)
+
+        def reread(offset: int, length: int) -> Iterable[bytes]:
+            end = min(offset + length, size)
+            while offset < end:
+                piece = os.pread(fd, min(_FILE_PIECE, end - offset), offset)
+                if not piece:
+                    return
+                yield piece
+                offset += len(piece)
+
+        head = os.pread(fd, 4, 0)
+        if not is_elf(head):
+            raise BadElfError(name or path, "not an ELF file (no ELF magic)")
+        return summarize_stream(pieces(), size, name or path, reread)
 
 
 class _Summary:

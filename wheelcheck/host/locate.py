@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from wheelcheck.analysis.model import WheelModel
 from wheelcheck.analysis.resolve import Resolution
 from wheelcheck.elf.model import ElfInfo
-from wheelcheck.elf.summary import is_elf, summarize
+from wheelcheck.elf.summary import summarize_file
 from wheelcheck.errors import BadElfError
 from wheelcheck.host.ldpaths import SearchPath
 
@@ -145,19 +145,13 @@ def examine_library(candidate: str, soname: str, like: ElfInfo, compatible=None)
     ``compatible`` accepts it); None otherwise (missing, unreadable, a linker script, another machine)."""
     if not os.path.isfile(candidate):
         return None
+    digest = hashlib.sha256()
     try:
-        with open(candidate, "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    if not is_elf(data):
-        return None  # e.g. a linker script named like a library
-    try:
-        info = summarize(data, candidate)
-    except BadElfError:
-        return None
+        info = summarize_file(candidate, digest=digest)
+    except (OSError, BadElfError):
+        return None  # unreadable, or not ELF (e.g. a linker script named like a library)
     if (info.machine, info.elf_class, info.endianness) != (like.machine, like.elf_class, like.endianness):
         return None
     if compatible is not None and not compatible(info):
         return None
-    return HostLibrary(soname, candidate, os.path.realpath(candidate), hashlib.sha256(data).hexdigest(), info)
+    return HostLibrary(soname, candidate, os.path.realpath(candidate), digest.hexdigest(), info)
