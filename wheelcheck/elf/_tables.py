@@ -16,7 +16,7 @@ from itertools import compress
 from operator import and_
 from typing import NamedTuple
 
-from wheelcheck.elf._sparse import SparseFile
+from wheelcheck.elf._kept_bytes import SparseFile
 
 __all__ = ["AddressMap", "StringTable", "SymbolColumns", "read_symbols", "count_symbols", "read_verneed",
            "read_verdef", "read_versym", "translate_versions", "undefined_versioned"]

@@ -1,0 +1,337 @@
+"""Summarise one ELF file as its bytes stream past: what the analyses need is kept, the file is not.
+
+Kept as the bytes go by: the headers, the dynamic segment, the interpreter path and the GNU property notes,
+and the soname-looking strings of the read-only segments (searched piece by piece). The dynamic symbol and
+version tables are read at the end, from the kept prefix of the file where linkers put them, or fetched
+again (see _sparse.py). The same code summarises a file already in memory (``summarize``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import struct
+from array import array
+from collections.abc import Iterable
+
+from elftools.common.exceptions import ELFError
+
+from wheelcheck.elf import _tables
+from wheelcheck.elf._elf_layout import (HEADER_SIZE, PF_W, PF_X, PT_DYNAMIC, PT_GNU_STACK, PT_INTERP, PT_LOAD,
+                                    PT_NOTE, dynamic_entries, parse_header, parse_program_headers,
+                                    program_header_span)
+from wheelcheck.elf._string_scan import SpanScanner
+from wheelcheck.elf._kept_bytes import WINDOW, Reread, SparseFile
+from wheelcheck.elf.arch import arch_of, x86_isa_level
+from wheelcheck.elf.elf_info import ElfInfo, SymbolTable, VersionNeed
+from wheelcheck.errors import BadElfError
+
+__all__ = ["ELF_MAGIC", "is_elf", "summarize", "summarize_stream", "summarize_file"]
+
+ELF_MAGIC = b"\x7fELF"
+
+_DT = {
+    1: "DT_NEEDED", 4: "DT_HASH", 5: "DT_STRTAB", 6: "DT_SYMTAB", 10: "DT_STRSZ", 11: "DT_SYMENT",
+    14: "DT_SONAME", 15: "DT_RPATH", 22: "DT_TEXTREL", 29: "DT_RUNPATH", 30: "DT_FLAGS",
+    0x6FFFFEF5: "DT_GNU_HASH", 0x6FFFFFF0: "DT_VERSYM", 0x6FFFFFFC: "DT_VERDEF",
+    0x6FFFFFFD: "DT_VERDEFNUM", 0x6FFFFFFE: "DT_VERNEED", 0x6FFFFFFF: "DT_VERNEEDNUM",
+}
+_STRING_TAGS = ("DT_NEEDED", "DT_SONAME", "DT_RPATH", "DT_RUNPATH")
+DF_TEXTREL = 0x4
+# What is kept of the small segments. A real dynamic section holds tens of entries, an interpreter path
+# is a path, the GNU property note is a few dozen bytes; a file claiming more is read only this far.
+_MAX_DYNAMIC = 1 << 20
+_MAX_INTERP = 1 << 16
+_MAX_NOTES = 1 << 20
+
+# A soname-looking string: lib<name>.so, optionally .<digits> parts, at the end of a NUL-terminated
+# string, as a dlopen argument is ("libfoo.so.1" or "/opt/x/libfoo.so.1"). Text that merely mentions a
+# library ("ZLIB: /usr/lib/libz.so (ver 1.2.11)" in a build-information string) does not end there, nor
+# do format strings ("libfoo.so.%d"). Not anchored at the start: with tail merging, "libz.so.1" may be
+# stored only as the end of a longer string.
+_SONAME_STRING = re.compile(rb"lib[A-Za-z0-9_+\-][A-Za-z0-9_+.\-]*?\.so(?:\.[0-9]+)*(?=\x00)")
+_MAX_SONAME_STRINGS = 256  # a file naming more is not listing libraries to load
+_FILE_PIECE = 1 << 20
+_PARSE_ERRORS = (ELFError, struct.error, ValueError, IndexError, KeyError, AttributeError, OverflowError)
+
+
+def is_elf(head: bytes) -> bool:
+    return head[:4] == ELF_MAGIC
+
+
+def summarize(data: bytes, path: str) -> ElfInfo:
+    """Summarise the ELF file ``data`` found at ``path``; BadElfError if it is not a sound ELF."""
+    if not is_elf(data):
+        raise BadElfError(path, "not an ELF file (no ELF magic)")
+    try:
+        summary = _Summary(path, SparseFile.whole(data))
+        summary.passed(data, 0)
+        return summary.finish()
+    except _PARSE_ERRORS as exc:
+        raise BadElfError(path, f"truncated or malformed ELF file ({exc})") from None
+
+
+def summarize_stream(pieces: Iterable[bytes], size: int, path: str, reread: Reread, window: int = WINDOW) -> ElfInfo:
+    """Summarise the ELF file of ``size`` bytes that ``pieces`` yield in order; ``reread(offset, size)``
+    yields a range of it again. Holds a prefix of at most ``window`` bytes, the tables, and one piece."""
+    try:
+        summary = _Summary(path, SparseFile(size, reread, window))
+        for piece in pieces:
+            summary.push(piece)
+        return summary.finish()
+    except _PARSE_ERRORS as exc:
+        raise BadElfError(path, f"truncated or malformed ELF file ({exc})") from None
+
+
+def summarize_file(path: str, name: str | None = None, digest=None) -> ElfInfo:
+    """Summarise the ELF file at ``path`` (``name`` in messages), read once in pieces, never whole.
+
+    ``digest`` (a hashlib object), if given, is updated with every byte as it passes. Raises OSError when
+    the file cannot be read, BadElfError when it is not a sound ELF file.
+    """
+    with open(path, "rb", buffering=0) as f:
+        fd = f.fileno()
+        size = os.fstat(fd).st_size
+
+        def pieces() -> Iterable[bytes]:
+            at = 0
+            while at < size:
+                piece = os.pread(fd, min(_FILE_PIECE, size - at), at)
+                if not piece:
+                    raise ValueError(f"the file ended at byte {at} while being read")
+                if digest is not None:
+                    digest.update(piece)
+                yield piece
+                at += len(piece)
+
+        def reread(offset: int, length: int) -> Iterable[bytes]:
+            end = min(offset + length, size)
+            while offset < end:
+                piece = os.pread(fd, min(_FILE_PIECE, end - offset), offset)
+                if not piece:
+                    return
+                yield piece
+                offset += len(piece)
+
+        head = os.pread(fd, 4, 0)
+        if not is_elf(head):
+            raise BadElfError(name or path, "not an ELF file (no ELF magic)")
+        return summarize_stream(pieces(), size, name or path, reread)
+
+
+class _Summary:
+    """One file's summary in the making: fed its bytes in order, finished once they have all passed."""
+
+    def __init__(self, path: str, sparse: SparseFile) -> None:
+        self.path, self.sparse = path, sparse
+        self.header: dict | None = None
+        self.phdrs: list[tuple[int, int, int, int, int, int]] | None = None
+        self.scanners: list[SpanScanner] = []
+
+    def push(self, piece: bytes) -> None:
+        at = self.sparse.position
+        self.sparse.push(piece)
+        self.passed(piece, at)
+
+    def passed(self, piece: bytes, at: int) -> None:
+        """``piece`` (file bytes from ``at``) has gone by: search it, and read the headers once they are in."""
+        scanners = self.scanners  # made by _read_headers, they have searched what has passed already
+        if self.phdrs is None:
+            self._read_headers()
+        for scanner in scanners:
+            scanner.feed(piece, at)
+
+    def _read_headers(self) -> None:
+        """Parse the file and program headers once the bytes holding them have arrived."""
+        sparse = self.sparse
+        if self.header is None:
+            if sparse.position < min(HEADER_SIZE, sparse.size):
+                return
+            head = sparse.read(0, min(HEADER_SIZE, sparse.size))
+            if not is_elf(head):
+                raise BadElfError(self.path, "not an ELF file (no ELF magic)")
+            self.header = parse_header(head)
+            start, length = program_header_span(self.header, sparse.size)
+            sparse.keep(start, start + length)
+            self._table_span = (start, start + length)
+        start, end = self._table_span
+        if sparse.position < end:
+            return
+        self.phdrs = parse_program_headers(sparse.read(start, end - start), self.header)
+        for ptype, _flags, offset, _vaddr, filesz, _align in self.phdrs:
+            if ptype in (PT_LOAD, PT_DYNAMIC, PT_NOTE, PT_INTERP) and offset + filesz > sparse.size:
+                raise BadElfError(self.path, f"truncated ELF file: a segment ends at byte {offset + filesz}, "
+                                             f"past the end ({sparse.size})")
+        x86 = self.header["e_machine"] == "EM_X86_64"
+        for ptype, _flags, offset, _vaddr, filesz, _align in self.phdrs:
+            limit = {PT_DYNAMIC: _MAX_DYNAMIC, PT_INTERP: _MAX_INTERP, PT_NOTE: _MAX_NOTES if x86 else 0}.get(ptype)
+            if limit:
+                sparse.keep(offset, offset + min(filesz, limit))
+        loads = [(flags, offset, filesz) for ptype, flags, offset, _v, filesz, _a in self.phdrs if ptype == PT_LOAD]
+        self.scanners = [SpanScanner(_SONAME_STRING, off, min(off + size, sparse.size), _MAX_SONAME_STRINGS)
+                         for off, size in _read_only(loads)]
+        for scanner in self.scanners:  # the bytes that passed before the headers were known
+            passed = min(scanner.end, sparse.position)
+            at = max(scanner.start - 1, 0)
+            for piece in sparse.pieces(at, max(at, passed)):
+                scanner.feed(piece, at)
+                at += len(piece)
+
+    def finish(self) -> ElfInfo:
+        sparse, path = self.sparse, self.path
+        if sparse.position != sparse.size:
+            raise ValueError(f"{sparse.position} bytes read of the {sparse.size} declared")
+        if self.phdrs is None:
+            self._read_headers()
+        if self.header is None or self.phdrs is None:
+            raise ValueError("shorter than an ELF header")
+        header = self.header
+        endian, elf_class = header["endian"], header["class"]
+        little = endian == "<"
+        arch, arch_problem = arch_of(header["e_machine"], elf_class, little, header["e_flags"])
+        loads: list[tuple[int, int, int]] = []
+        dynamic: tuple[int, int] | None = None
+        interpreter = None
+        gnu_stack = exec_stack = False
+        notes = []
+        for ptype, flags, offset, vaddr, filesz, align in self.phdrs:
+            if ptype == PT_LOAD:
+                loads.append((vaddr, offset, filesz))
+            elif ptype == PT_DYNAMIC:
+                dynamic = (offset, filesz)
+            elif ptype == PT_INTERP:
+                raw = sparse.read(offset, min(filesz, _MAX_INTERP))
+                interpreter = bytes(raw).split(b"\0", 1)[0].decode("utf-8", "replace")
+            elif ptype == PT_GNU_STACK:
+                gnu_stack = True
+                exec_stack = bool(flags & PF_X)
+            elif ptype == PT_NOTE and arch == "x86_64":
+                notes.append((bytes(sparse.read(offset, min(filesz, _MAX_NOTES))), align))
+        if not gnu_stack and header["e_type"] in ("ET_DYN", "ET_EXEC"):
+            exec_stack = True  # without PT_GNU_STACK the loader assumes an executable stack
+        isa_level, isa_problem = x86_isa_level(notes, endian) if notes else (None, None)
+        found: dict[bytes, None] = {}
+        for scanner in self.scanners:  # in program-header order, as one search per segment would add them
+            for name in scanner.found:
+                if len(found) >= _MAX_SONAME_STRINGS:
+                    break
+                found.setdefault(name, None)
+        base = dict(
+            path=path, size=sparse.size, elf_class=elf_class, endianness="little" if little else "big",
+            machine=header["e_machine"], osabi=header["osabi"], elf_type=header["e_type"],
+            arch=arch, arch_problem=arch_problem, interpreter=interpreter, isa_level=isa_level,
+            isa_problem=isa_problem, gnu_stack=gnu_stack, exec_stack=exec_stack,
+            soname_strings=tuple(sorted(name.decode("ascii") for name in found)),
+        )
+        try:
+            if dynamic is None:
+                return ElfInfo(**base)
+            return ElfInfo(**base, **_read_dynamic(sparse, dynamic, loads, elf_class, endian, header["e_machine"]))
+        finally:
+            sparse.release()
+
+
+def _read_only(load_flags: list[tuple[int, int, int]]) -> list[tuple[int, int]]:
+    """(offset, size) of the PT_LOAD segments holding read-only data: what the file may dlopen is named there.
+
+    Read-only data lives in the PT_LOAD segments that are neither writable nor executable; linkers that
+    do not separate code (old binutils, -z noseparate-code, some lld builds) put it in the one R+X
+    segment instead, so that is scanned when no read-only segment exists. Segments, not sections: this
+    works on files whose section headers are stripped.
+    """
+    chosen = [(off, size) for flags, off, size in load_flags if not flags & (PF_W | PF_X)]
+    return chosen or [(off, size) for flags, off, size in load_flags if not flags & PF_W]
+
+
+def _read_dynamic(sparse: SparseFile, dynamic: tuple[int, int], loads, elf_class: int, endian: str,
+                  machine: str) -> dict:
+    off, size = dynamic
+    tags: dict[str, int] = {}
+    strings_at: dict[str, list[int]] = {t: [] for t in _STRING_TAGS}
+    for tag, value in dynamic_entries(sparse.read(off, min(size, _MAX_DYNAMIC)), elf_class, endian):
+        name = _DT.get(tag)
+        if name in strings_at:
+            strings_at[name].append(value)
+        elif name is not None:
+            tags[name] = value
+    amap = _tables.AddressMap(loads)
+    strtab = _tables.StringTable(sparse, amap.offset(tags["DT_STRTAB"]), tags.get("DT_STRSZ", 0)) \
+        if "DT_STRTAB" in tags else None
+
+    def strings(tag: str) -> tuple[str, ...]:
+        if strtab is None:
+            return ()
+        return tuple(strtab.get(v) for v in strings_at[tag])
+
+    def paths(tag: str) -> tuple[str, ...]:
+        return tuple(p for entry in strings(tag) for p in entry.split(":") if p)
+
+    soname = strings("DT_SONAME")
+    out = dict(
+        has_dynamic=True,
+        soname=soname[0] if soname else None,
+        needed=strings("DT_NEEDED"),
+        rpath=paths("DT_RPATH"),
+        runpath=paths("DT_RUNPATH"),
+        textrel="DT_TEXTREL" in tags or bool(tags.get("DT_FLAGS", 0) & DF_TEXTREL),
+    )
+    if strtab is None or "DT_SYMTAB" not in tags:
+        return out
+    symtab, needs, defs = _read_symbol_tables(sparse, amap, tags, elf_class, endian, strtab, machine)
+    out.update(symtab=symtab, version_needs=needs, version_defs=defs)
+    return out
+
+
+def _read_symbol_tables(sparse: SparseFile, amap, tags, elf_class, endian, strtab, machine):
+    hash_word = 8 if (machine, elf_class) == ("EM_S390", 64) else 4
+    count = _tables.count_symbols(sparse, amap, tags, elf_class, endian, hash_word)
+    columns = _tables.read_symbols(sparse, amap.offset(tags["DT_SYMTAB"]), count, elf_class, endian)
+
+    # version index -> (name, library it is needed from, or None for a definition)
+    versions: dict[int, tuple[str, str | None]] = {}
+    need_rows = []
+    if "DT_VERNEED" in tags:
+        need_rows = _tables.read_verneed(
+            sparse, amap.offset(tags["DT_VERNEED"]), tags.get("DT_VERNEEDNUM", 0), endian, strtab)
+        for library, name, index, _flags in need_rows:
+            versions[index] = (name, library)
+    defs = []
+    if "DT_VERDEF" in tags:
+        for name, index, flags in _tables.read_verdef(
+                sparse, amap.offset(tags["DT_VERDEF"]), tags.get("DT_VERDEFNUM", 0), endian, strtab):
+            versions[index] = (name, None)
+            if not flags & _tables.VER_FLG_BASE:
+                defs.append(name)
+
+    # compact version columns: 0 = unversioned; others index version_names
+    version_names: list[tuple[str | None, str | None]] = [(None, None)]
+    slot = {}
+    for index, entry in sorted(versions.items()):
+        if index > 1:
+            slot[index] = len(version_names)
+            version_names.append(entry)
+    if "DT_VERSYM" in tags and count > 1:
+        versym = _tables.read_versym(sparse, amap.offset(tags["DT_VERSYM"]), count, endian)
+        version_index = _tables.translate_versions(versym[1:], slot)
+    else:
+        version_index = array("H", bytes(2 * len(columns.name_offsets)))
+    defined = columns.defined
+    names = strtab.names(columns.name_offsets)  # last: the kept bytes are dropped once the table is in
+
+    by_version: dict[int, tuple[list[str], list[str]]] = {}
+    info = columns.info
+    for i in _tables.undefined_versioned(defined, version_index):
+        vi = version_index[i]
+        if version_names[vi][1] is not None:
+            named, weak = by_version.setdefault(vi, ([], []))
+            named.append(names[i])
+            if info[i] >> 4 == 2:  # STB_WEAK
+                weak.append(names[i])
+    needs = []
+    for library, name, index, flags in need_rows:
+        named, weak = by_version.get(slot.get(index, -1), ([], []))
+        needs.append(VersionNeed(library, name, bool(flags & _tables.VER_FLG_WEAK),
+                                 tuple(sorted(named)), tuple(sorted(weak))))
+    symtab = SymbolTable(names=names, info=info, other=columns.other, defined=defined, sizes=columns.sizes,
+                         version_index=version_index, version_names=tuple(version_names))
+    return symtab, tuple(needs), tuple(defs)

@@ -1,0 +1,160 @@
+"""Turn a wheel file into a WheelModel: find ELF members by magic, stream and summarise each once.
+
+Each ELF member is inflated once, in pieces: as each piece passes it is checked (CRC-32), hashed for
+RECORD and fed to the ELF summary, then dropped, so memory does not grow with the member. Inflating and
+hashing release the GIL: with ``jobs`` above 1, several members stream at once on threads, each inflated
+on a thread of its own a few pieces ahead of the thread that hashes and summarises it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import zlib
+from collections.abc import Callable
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from email.parser import HeaderParser
+from pathlib import Path
+from zipfile import ZipInfo
+
+from wheelcheck.wheel.wheel_model import WheelModel
+from wheelcheck.elf.elf_info import ElfInfo
+from wheelcheck.elf.elf_summary import is_elf, summarize_stream
+from wheelcheck.errors import BadElfError
+from wheelcheck.wheel._read_ahead import ahead
+from wheelcheck.wheel.wheel_reader import WheelReader, looks_like_shared_object
+from wheelcheck.wheel.record import digest_field
+
+__all__ = ["scan_wheel", "Progress", "default_jobs"]
+
+_AHEAD = 1 << 20  # members smaller than this are inflated on the thread that summarises them
+PROGRESS_STEP = 32 << 20  # within a large member, progress moves at least this often
+
+# progress(done, total): bytes of ELF members summarised so far, out of all; called from this process only
+Progress = Callable[[int, int], None]
+
+
+def default_jobs() -> int:
+    """Threads that stream members at once: one per core this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def scan_wheel(path: str | Path, jobs: int | None = None, progress: Progress | None = None) -> WheelModel:
+    """Read the wheel at ``path``. Raises BadWheelError/BadElfError for bad input.
+
+    ``progress``, if given, is called with (bytes done, bytes total) as ELF members are summarised.
+    """
+    with WheelReader(path) as reader:
+        dist_info = reader.dist_info
+        wheel_meta = HeaderParser().parsestr(reader.metadata_text("WHEEL") or "")
+        metadata = HeaderParser().parsestr(reader.metadata_text("METADATA") or "")
+        record = reader.record()
+        candidates = []
+        for member in reader.members:
+            name = member.filename
+            if name.startswith(dist_info + "/"):
+                continue
+            if member.file_size >= 4 and is_elf(reader.head(name)):
+                candidates.append(member)
+            elif looks_like_shared_object(name):
+                raise BadElfError(f"{reader.path}:{name}", "named like a shared object but is not an ELF file")
+        results = _summarize_all(reader, candidates, [record.algorithm(m.filename) for m in candidates],
+                                 jobs or default_jobs(), _Tally(candidates, progress))
+        elves, problems = [], []
+        for member, (info, digest) in zip(candidates, results):
+            elves.append(info)
+            problem = record.check(member.filename, digest)
+            if problem:
+                problems.append((member.filename, problem))
+        return WheelModel(
+            filename=reader.filename,
+            name=str(reader.name),
+            version=str(reader.version),
+            tags=frozenset(reader.tags),
+            elves=tuple(elves),
+            members=tuple(m.filename for m in reader.members),
+            root_is_purelib=wheel_meta.get("Root-Is-Purelib", "false").strip().lower() == "true",
+            data_dir=reader.data_dir(),
+            requires_dist=tuple(metadata.get_all("Requires-Dist") or ()),
+            record_problems=tuple(problems),
+        )
+
+
+def _summarize_all(reader: WheelReader, members: list[ZipInfo], algorithms: list[str], jobs: int,
+                   tally: _Tally) -> list[tuple[ElfInfo, str]]:
+    if jobs <= 1 or len(members) <= 1 and (not members or members[0].file_size < _AHEAD):
+        return [_summarize_one(reader, m, algo, tally, pipelined=False) for m, algo in zip(members, algorithms)]
+    # largest first, so the longest member starts at once and the small ones fill in around it
+    order = sorted(range(len(members)), key=lambda i: -members[i].file_size)
+    results: list = [None] * len(members)
+    with ThreadPoolExecutor(max_workers=min(jobs, len(members)), thread_name_prefix="wheelcheck-scan") as pool:
+        futures = {pool.submit(_summarize_one, reader, members[i], algorithms[i], tally, pipelined=True): i
+                   for i in order}
+        done, pending = wait(futures, return_when=FIRST_EXCEPTION)
+        failed = sorted((futures[f], f.exception()) for f in done if f.exception() is not None)
+        if failed:
+            tally.stop.set()
+            for future in pending:
+                future.cancel()
+            wait(pending)
+            raise failed[0][1]
+        for future, i in futures.items():
+            results[i] = future.result()
+    return results
+
+
+def _summarize_one(reader: WheelReader, member: ZipInfo, algorithm: str, tally: _Tally,
+                   pipelined: bool) -> tuple[ElfInfo, str]:
+    """The member's summary and RECORD digest, from one pass over its bytes."""
+    stream = reader.stream(member.filename)
+    hasher = hashlib.new(algorithm)
+    crc = 0
+
+    def pieces():
+        nonlocal crc
+        for piece in ahead(stream) if pipelined and member.file_size >= _AHEAD else stream:
+            if tally.stop.is_set():
+                raise _Stopped()
+            crc = zlib.crc32(piece, crc)
+            hasher.update(piece)
+            yield piece
+            tally.add(len(piece))
+        tally.add(0, member_done=True)
+
+    name = member.filename
+    try:
+        info = summarize_stream(pieces(), member.file_size, name, stream.reread)
+    except BadElfError as exc:
+        raise BadElfError(f"{reader.path}:{name}", exc.problem) from None
+    stream.check_crc(crc)
+    return info, digest_field(algorithm, hasher.digest())
+
+
+class _Stopped(Exception):
+    """Another member failed: this one stops early (its own result is never used)."""
+
+
+class _Tally:
+    """Bytes summarised so far, reported to ``progress`` in order from whichever thread adds them."""
+
+    def __init__(self, members: list[ZipInfo], progress: Progress | None) -> None:
+        self.total = sum(m.file_size for m in members)
+        self.stop = threading.Event()
+        self._done = self._reported = 0
+        self._progress = progress
+        self._lock = threading.Lock()
+        if progress:
+            progress(0, self.total)
+
+    def add(self, count: int, member_done: bool = False) -> None:
+        if self._progress is None:
+            return
+        with self._lock:
+            self._done += count
+            if member_done or self._done - self._reported >= PROGRESS_STEP:
+                self._reported = self._done
+                self._progress(self._done, self.total)
