@@ -1,0 +1,165 @@
+"""Streaming: members inflated once in bounded pieces, ranges read again from checkpoints, ELF summaries made
+from pieces equal to those made from whole files, and memory that does not grow with a member's size."""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import tracemalloc
+import zipfile
+import zlib
+
+import pytest
+
+from tests.fixtures.compile import ZIG_TARGETS
+from tests.fixtures.sources import extension_source
+from tests.fixtures.wheels import build_wheel
+from tests.test_elf_summary import USER_SRC
+from wheelcheck.elf import _string_scan, _tables
+from wheelcheck.elf.elf_summary import summarize, summarize_stream
+from wheelcheck.errors import BadElfError, BadWheelError
+from wheelcheck.wheel import member_stream
+from wheelcheck.wheel.scanner import scan_wheel
+from wheelcheck.wheel.wheel_reader import WheelReader
+
+
+def varied_bytes(size: int, seed: int = 1) -> bytes:
+    """Compressible but not trivially so: words and numbers, with NULs."""
+    rng = random.Random(seed)
+    words = [b"lib", b"foo", b".so", b"\0", b"bar_", b"42", b"x" * 9, bytes(range(256))]
+    out = bytearray()
+    while len(out) < size:
+        out += rng.choice(words) if rng.random() < 0.9 else rng.randbytes(8)
+    return bytes(out[:size])
+
+
+@pytest.fixture(scope="module")
+def zipped(tmp_path_factory):
+    data = varied_bytes(3 << 20)
+    path = tmp_path_factory.mktemp("zip") / "t.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr(zipfile.ZipInfo("deflated.bin"), data, compress_type=zipfile.ZIP_DEFLATED)
+        zf.writestr(zipfile.ZipInfo("stored.bin"), data, compress_type=zipfile.ZIP_STORED)
+    return path, data
+
+
+def open_stream(path, name):
+    zf = zipfile.ZipFile(path)
+    fd = os.open(path, os.O_RDONLY)  # closed with the test process
+    return member_stream.MemberStream(str(path), fd, zf.getinfo(name), zf)
+
+
+@pytest.mark.parametrize("name", ["deflated.bin", "stored.bin"])
+def test_pieces_and_ranges_again(zipped, name, monkeypatch):
+    monkeypatch.setattr(member_stream, "_MIN_CHECKPOINT_GAP", 64 << 10)  # many checkpoints on 3 MiB
+    monkeypatch.setattr(member_stream, "_READ", 4096)  # (taken between reads of compressed data)
+    path, data = zipped
+    stream = open_stream(path, name)
+    pieces = list(stream)
+    assert b"".join(pieces) == data and max(map(len, pieces)) <= member_stream.CHUNK
+    stream.check_crc(zlib.crc32(data))
+    with pytest.raises(BadWheelError, match="CRC"):
+        stream.check_crc(zlib.crc32(data) ^ 1)
+    rng = random.Random(7)
+    for _ in range(25):
+        start = rng.randrange(len(data))
+        size = rng.randrange(1, 300_000)
+        assert b"".join(stream.reread(start, size)) == data[start:start + size]
+    assert stream.head(4) == data[:4]
+    if name == "deflated.bin":
+        assert len(stream._marks) > 10  # the ranges above came from checkpoints, not from the start
+
+
+def test_truncated_member_is_one_error(zipped, tmp_path):
+    path, data = zipped
+    cut = tmp_path / "cut.zip"
+    raw = path.read_bytes()
+    info = zipfile.ZipFile(path).getinfo("deflated.bin")
+    # damage the compressed data in the middle: inflate fails, or the bytes come out wrong
+    middle = info.header_offset + 100 + info.compress_size // 2
+    cut.write_bytes(raw[:middle] + bytes(4096) + raw[middle + 4096:])
+    stream = open_stream(cut, "deflated.bin")
+    with pytest.raises(BadWheelError, match="deflated.bin"):
+        crc = 0
+        for piece in stream:
+            crc = zlib.crc32(piece, crc)
+        stream.check_crc(crc)
+
+
+def whole_and_streamed(data: bytes, piece: int, window: int) -> tuple:
+    pieces = [data[i:i + piece] for i in range(0, len(data), piece)]
+    reads = []
+
+    def reread(offset, size):
+        reads.append((offset, size))
+        yield data[offset:offset + size]
+
+    return summarize(data, "lib.so"), summarize_stream(iter(pieces), len(data), "lib.so", reread, window=window), reads
+
+
+@pytest.mark.parametrize("arch", ["x86_64", "s390x", "i686", "aarch64"])
+@pytest.mark.parametrize("piece,window", [(1 << 20, 8 << 20), (4096, 0), (7, 64)])
+def test_streamed_summary_equals_whole(build, arch, piece, window):
+    lib = build.compile_c(USER_SRC, "libuser.so.1", target=ZIG_TARGETS[arch],
+                          flags=("-Wl,-soname,libuser.so.1", "-Wl,-rpath,$ORIGIN/../lib"))
+    whole, streamed, reads = whole_and_streamed(lib.read_bytes(), piece, window)
+    assert streamed == whole and len(whole.symtab) > 5
+    assert bool(reads) == (window < len(lib.read_bytes()))  # without a kept prefix, the tables are read again
+
+
+def test_names_cut_part_by_part_equal_names_cut_at_once(build, monkeypatch):
+    ext = build.compile_c(extension_source("m0"), "m0.so")
+    data = ext.read_bytes()
+    at_once = summarize(data, "lib.so")
+    monkeypatch.setattr(_tables, "_PART", 64)
+    monkeypatch.setattr(_tables, "_OVERLAP", 16)  # some names are longer: read on their own
+    for window in (0, len(data)):
+        _, streamed, _ = whole_and_streamed(data, 1000, window)
+        assert streamed == at_once
+
+
+def test_truncated_stream_is_bad_elf(build):
+    data = build.compile_c(USER_SRC, "libuser.so.1").read_bytes()
+    with pytest.raises(BadElfError, match="truncated"):
+        summarize_stream(iter([data[:len(data) // 2]]), len(data), "lib.so", lambda o, n: iter(()))
+    with pytest.raises(BadElfError, match="not an ELF"):
+        summarize_stream(iter([b"hello world" * 10]), 110, "x.so", lambda o, n: iter(()))
+
+
+SONAME = re.compile(rb"lib[A-Za-z0-9_+\-][A-Za-z0-9_+.\-]*?\.so(?:\.[0-9]+)*(?=\x00)")
+IDENT = re.compile(rb"(?<=\x00)[A-Za-z_][A-Za-z0-9_.$@]{1,200}(?=\x00)")
+
+
+@pytest.mark.parametrize("pattern", [SONAME, IDENT], ids=["soname", "identifier"])
+@pytest.mark.parametrize("seed", range(6))
+def test_span_scanner_finds_what_one_search_finds(pattern, seed):
+    rng = random.Random(seed)
+    parts = [b"libz.so.1", b"libfoo.so", b"\0", b"\0", b"abc", b"lib", b".so", b"_x1", b"$", b"\xff", b"libm.so.6"]
+    data = b"".join(rng.choice(parts) for _ in range(3000))
+    start, end = rng.randrange(50), len(data) - rng.randrange(50)
+    want = list(dict.fromkeys(m.group() for m in pattern.finditer(data, start, end)))
+    for size in (1, 5, 64, 1000, len(data)):
+        scanner = _string_scan.SpanScanner(pattern, start, end)
+        for at in range(max(start - 1, 0), len(data), size):
+            scanner.feed(data[at:at + size], at)
+        assert list(scanner.found) == want, size
+
+
+def test_memory_does_not_grow_with_a_member(build, tmp_path):
+    """A 96 MiB extension module (a real one, padded after its last segment) is summarised holding far
+    less than its size: the bytes pass, only the prefix and the tables stay."""
+    small = build.compile_c(extension_source("m0"), "m0.so").read_bytes()
+    big = tmp_path / "m0.cpython-311-x86_64-linux-gnu.so"
+    big.write_bytes(small + varied_bytes(96 << 20, seed=3))
+    wheel = build_wheel(tmp_path, "big", "1.0", "cp311-cp311-linux_x86_64", {f"pkg/{big.name}": big})
+    big.unlink()
+    for jobs in (1, 2):
+        tracemalloc.start()
+        model = scan_wheel(wheel, jobs=jobs)
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        assert model.elves[0].python_init == "PyInit_m0" and not model.record_problems
+        assert peak < 24 << 20, f"jobs={jobs}: {peak >> 20} MiB held while reading a 96 MiB member"
+    with WheelReader(wheel) as reader:  # and the bytes read are the member's, hashed as RECORD says
+        assert reader.read(f"pkg/{big.name}")[:len(small)] == small
