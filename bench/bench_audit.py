@@ -1,34 +1,46 @@
 #!/usr/bin/env python3
-"""Time `auditwheel show --json` against `wheelcheck audit --format json`, wheel by wheel, in one run.
+"""Time and measure `wheelcheck audit` against `auditwheel show` and against the inflate floor, in one run.
 
-Prints a table (size, best-of-N wall time of each tool, their ratio, both tags, whether they agree) and,
-when /usr/bin/time is present, each tool's peak RSS. Nothing is unpacked by this script.
+For each wheel, one row: auditwheel show; the floor (every ELF member inflated once on one thread, the bytes
+discarded: no parse, no hash, no CRC); wheelcheck audit with its default jobs and with --jobs 1. Times are
+best of --repeat; RSS is the peak resident size of each child (os.wait4, which folds in the child's own
+workers), in MB. Ratios: aw/wc (how many times faster than auditwheel), wc/floor and j1/floor (1.00 means
+"at the floor"; below it, the floor's single thread was beaten with two), j1/wc (what the default's
+parallelism buys).
 
-    python bench/bench_audit.py [WHEEL_OR_DIR ...] [--repeat N] [--auditwheel PATH] [--wheelcheck PATH]
+    python bench/bench_audit.py [WHEEL_OR_DIR ...] [--bench-wheels] [--synthetic-gb N] [--directory DIR]
+                                [--repeat N] [--skip-auditwheel-over MB]
 
-agree: yes - same tag; host - tags differ but auditwheel's answer depends on this host's libraries
-(it found an external library here, or lists versioned symbols of a library wheelcheck does not);
-known - auditwheel says "not a platform wheel" and wheelcheck says pure or linux_<arch> (documented);
-no - anything else.
+--bench-wheels adds the benchmark-only wheels of bench/bench-wheels.tsv (tensorflow-cpu, torch: too big for
+CI), fetched once into ~/.cache/wheelcheck-bench. --synthetic-gb N adds a wheel built here (and cached
+there, never committed) holding one ELF member of N GiB: a real shared object padded after its last segment.
+--directory DIR also times `wheelcheck audit DIR` against the sum of its wheels' single-wheel times.
+The machine's load average is printed before and after: on shared machines, read the ratios, not the times.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import hashlib
+import io
 import json
-import math
 import os
 import re
 import shutil
 import subprocess
 import sys
 import time
+import zipfile
+import zlib
 from pathlib import Path
 
 from packaging.utils import parse_wheel_filename
 
+HERE = Path(__file__).resolve().parent
 DEFAULT_CORPUS = Path.home() / ".cache" / "wheelcheck-corpus"
-GNU_TIME = "/usr/bin/time"
+BENCH_CACHE = Path.home() / ".cache" / "wheelcheck-bench"
+BENCH_LIST = HERE / "bench-wheels.tsv"
 
 
 def find_tool(name: str) -> str:
@@ -37,18 +49,85 @@ def find_tool(name: str) -> str:
         return str(beside)
     found = shutil.which(name)
     if found is None:
-        sys.exit(f"bench_audit: cannot find {name!r}; pass --{name} PATH")
+        sys.exit(f"bench_audit: cannot find {name!r} beside this Python or on PATH")
     return found
 
 
 def wheels_from(paths: list[str]) -> list[Path]:
     out: list[Path] = []
-    for raw in paths or [str(DEFAULT_CORPUS)]:
+    for raw in paths:
         p = Path(raw).expanduser()
         out.extend(sorted(p.glob("*.whl")) if p.is_dir() else [p])
-    if not out:
-        sys.exit("bench_audit: no wheels given or found")
     return out
+
+
+def bench_wheels() -> list[Path]:
+    """The benchmark-only wheels, fetched by exact requirement (a local version such as +cpu included, so
+    pip can never fall through to another build) and checked against the listed file name."""
+    BENCH_CACHE.mkdir(parents=True, exist_ok=True)
+    out = []
+    for row in csv.reader(io.StringIO(BENCH_LIST.read_text()), delimiter="\t"):
+        if not row or row[0].startswith("#"):
+            continue
+        filename, requirement = row[0], row[1]
+        target = BENCH_CACHE / filename
+        if not target.exists():
+            print(f"fetching {requirement} into {BENCH_CACHE}", file=sys.stderr, flush=True)
+            subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q",
+                            "-d", str(BENCH_CACHE), requirement], check=False)
+        if not target.exists():
+            sys.exit(f"bench_audit: {requirement} did not give {filename}")
+        out.append(target)
+    return out
+
+
+def synthetic_wheel(gib: int) -> Path:
+    """A wheel holding pkg/libbig.so: a real small shared object, then ``gib`` GiB after its last segment
+    (data no segment maps: the loader never reads it, the auditor must still stream and hash it)."""
+    target = BENCH_CACHE / f"bigelf-{gib}.0-py3-none-linux_x86_64.whl"
+    if target.exists():
+        return target
+    BENCH_CACHE.mkdir(parents=True, exist_ok=True)
+    src = BENCH_CACHE / "bigelf.c"
+    src.write_text("int bigelf_value(void) { return 42; }\n")
+    lib = BENCH_CACHE / "libbigelf.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-Wl,-soname,libbigelf.so", str(src), "-o", str(lib)],
+                   check=True)
+    head = lib.read_bytes()
+    block = hashlib.shake_256(b"wheelcheck").digest(16 << 10) * 64  # 16 KiB of noise repeated: ~80:1 deflated
+    total = len(head) + (gib << 30)
+    digest = hashlib.sha256()
+    tmp = target.with_suffix(".part")
+    print(f"building {target.name} ({total >> 20} MiB member)", file=sys.stderr, flush=True)
+    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+        info = zipfile.ZipInfo("pkg/libbigelf.so", date_time=(2024, 1, 1, 0, 0, 0))
+        info.compress_type = zipfile.ZIP_DEFLATED
+        for attribute in ("_compresslevel", "compress_level"):  # its name before and after Python 3.13
+            try:
+                setattr(info, attribute, 1)
+            except AttributeError:
+                pass
+        info.external_attr = 0o755 << 16
+        with zf.open(info, "w", force_zip64=True) as out:
+            for chunk in [head] + [block] * (gib << 10):
+                out.write(chunk)
+                digest.update(chunk)
+        dist = "bigelf-1.0.dist-info"
+        row = "pkg/libbigelf.so,sha256=" + _b64(digest.digest()) + f",{total}"
+        files = {f"{dist}/METADATA": "Metadata-Version: 2.1\nName: bigelf\nVersion: 1.0\n",
+                 f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: bench\nRoot-Is-Purelib: false\n"
+                                  "Tag: py3-none-linux_x86_64\n"}
+        rows = [row] + [f"{n},sha256={_b64(hashlib.sha256(t.encode()).digest())},{len(t)}" for n, t in files.items()]
+        for name, text in files.items():
+            zf.writestr(name, text)
+        zf.writestr(f"{dist}/RECORD", "\n".join(rows + [f"{dist}/RECORD,,"]) + "\n")
+    tmp.rename(target)
+    return target
+
+
+def _b64(digest: bytes) -> str:
+    import base64
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
 def short_name(path: Path) -> str:
@@ -58,112 +137,125 @@ def short_name(path: Path) -> str:
     return f"{name}-{version} {arch}{'-musl' if platform.startswith('musllinux') else ''}"
 
 
-def run_timed(cmd: list[str], repeat: int, measure_rss: bool) -> tuple[float, int | None, str, int]:
-    """Best wall time over `repeat` runs; peak RSS (KiB) and stdout of the fastest run."""
-    prefix = [GNU_TIME, "-f", "%M"] if measure_rss else []
-    best: tuple[float, int | None, str, int] | None = None
+def run_child(cmd: list[str], repeat: int) -> tuple[float, float, str]:
+    """(best wall time, peak RSS in MB of that run, its stdout) of ``cmd`` run ``repeat`` times."""
+    best: tuple[float, float, str] | None = None
     for _ in range(repeat):
         start = time.perf_counter()
-        proc = subprocess.run(prefix + cmd, capture_output=True, text=True)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        out = proc.stdout.read() if proc.stdout else b""
+        _, _status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = 0  # reaped here, by wait4
         elapsed = time.perf_counter() - start
-        rss = None
-        if measure_rss:
-            last = proc.stderr.strip().rsplit("\n", 1)[-1].strip()
-            rss = int(last) if last.isdigit() else None
         if best is None or elapsed < best[0]:
-            best = (elapsed, rss, proc.stdout, proc.returncode)
+            best = (elapsed, usage.ru_maxrss / 1024, out.decode("utf-8", "replace"))
     assert best is not None
     return best
 
 
-def auditwheel_answer(stdout: str) -> tuple[str, bool, dict]:
-    """(tag or "error", whether the error is "not a platform wheel", the JSON) from `auditwheel show --json`."""
+def inflate_floor(wheel: Path, repeat: int) -> tuple[float, int]:
+    """(best time, ELF bytes): every member starting with the ELF magic inflated once, one thread."""
+    with zipfile.ZipFile(wheel) as zf, open(wheel, "rb", buffering=0) as f:
+        fd = f.fileno()
+        members = []
+        for info in zf.infolist():
+            if info.file_size >= 4 and not info.is_dir():
+                with zf.open(info) as m:
+                    if m.read(4) == b"\x7fELF":
+                        members.append(info)
+        starts = []
+        for info in members:
+            header = os.pread(fd, 30, info.header_offset)
+            starts.append(info.header_offset + 30 + int.from_bytes(header[26:28], "little")
+                          + int.from_bytes(header[28:30], "little"))
+        best = None
+        for _ in range(repeat):
+            t = time.perf_counter()
+            for info, start in zip(members, starts):
+                if info.compress_type == zipfile.ZIP_STORED:
+                    continue  # nothing to inflate
+                d, at, end = zlib.decompressobj(-15), start, start + info.compress_size
+                while at < end:
+                    data = os.pread(fd, min(1 << 16, end - at), at)
+                    at += len(data)
+                    while data:
+                        d.decompress(data, 1 << 20)
+                        data = d.unconsumed_tail
+            elapsed = time.perf_counter() - t
+            best = elapsed if best is None else min(best, elapsed)
+    return best or 0.0, sum(m.file_size for m in members)
+
+
+def tags_agree(aw_out: str, wc_out: str) -> str:
     try:
-        data = json.loads(stdout)
-    except json.JSONDecodeError:
-        return "error", False, {}
-    if "error" in data:
-        return "error", ("not look like a platform wheel" in data["error"]), data
-    return data.get("overall_tag") or ("pure" if data.get("pure") else "?"), False, data
-
-
-def wheelcheck_answer(stdout: str) -> tuple[str, dict]:
-    try:
-        wheel = json.loads(stdout)["wheels"][0]
-    except (json.JSONDecodeError, KeyError, IndexError):
-        return "error", {}
-    if "error" in wheel:
-        return "error", wheel
-    return wheel["best_tag"] or "pure", wheel
-
-
-def host_dependent(aw: dict, wc: dict) -> bool:
-    """auditwheel found an external library on this host, or lists one wheelcheck does not."""
-    if any(v is not None for v in aw.get("external_libs", {}).values()):
-        return True
-    return bool(set(aw.get("versioned_symbols", {})) - set(wc.get("versioned_symbols", {})))
-
-
-def agreement(aw_tag: str, not_platform: bool, aw: dict, wc_tag: str, wc: dict) -> str:
-    if aw_tag == wc_tag:
-        return "yes"
-    if not_platform and (wc_tag == "pure" or wc_tag.startswith("linux_")):
-        return "known"  # documented: pure wheel, or an arch no policy covers
-    if aw_tag != "error" and wc_tag != "error" and host_dependent(aw, wc):
-        return "host"
-    return "no"
+        aw = json.loads(aw_out)
+        wc = json.loads(wc_out)["wheels"][0]
+    except (ValueError, KeyError, IndexError):
+        return "?"
+    aw_tag = aw.get("overall_tag") or ("pure" if aw.get("pure") else "error")
+    wc_tag = wc.get("best_tag") or ("pure" if "error" not in wc else "error")
+    return "yes" if aw_tag == wc_tag else f"aw {aw_tag} / wc {wc_tag}"
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("wheels", nargs="*", help=f"wheel files or directories (default: {DEFAULT_CORPUS})")
+    ap.add_argument("wheels", nargs="*", help="wheel files or directories")
+    ap.add_argument("--bench-wheels", action="store_true", help="add bench/bench-wheels.tsv (tensorflow, torch)")
+    ap.add_argument("--synthetic-gb", type=int, default=0, help="add a wheel with one ELF member of N GiB")
+    ap.add_argument("--directory", default=None, help="also time `wheelcheck audit DIR` against its wheels' sum")
     ap.add_argument("--repeat", type=int, default=1, help="runs per tool per wheel; the best counts")
-    ap.add_argument("--auditwheel", default=None, help="auditwheel executable")
-    ap.add_argument("--wheelcheck", default=None, help="wheelcheck executable")
+    ap.add_argument("--skip-auditwheel-over", type=float, default=1000, help="no auditwheel run above this many MB")
     args = ap.parse_args()
-    auditwheel = args.auditwheel or find_tool("auditwheel")
-    wheelcheck = args.wheelcheck or find_tool("wheelcheck")
-    measure_rss = os.access(GNU_TIME, os.X_OK)
-
-    cols = ["wheel", "MB", "aw s", "wc s", "aw/wc", "auditwheel tag", "wheelcheck tag", "agree"]
-    if measure_rss:
-        cols += ["aw MB rss", "wc MB rss"]
-    rows: list[list[str]] = []
-    total_mb = total_aw = total_wc = 0.0
-    log_ratios: list[float] = []
-    for wheel in wheels_from(args.wheels):
+    auditwheel, wheelcheck = find_tool("auditwheel"), find_tool("wheelcheck")
+    wheels = wheels_from(args.wheels)
+    if args.bench_wheels:
+        wheels += bench_wheels()
+    if args.synthetic_gb:
+        wheels.append(synthetic_wheel(args.synthetic_gb))
+    if not wheels and not args.directory:
+        sys.exit(f"bench_audit: no wheels (try {DEFAULT_CORPUS} or --bench-wheels)")
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores",
+          flush=True)
+    cols = ["wheel", "MB", "ELF MB", "aw s", "floor s", "wc s", "j1 s", "aw/wc", "wc/floor", "j1/floor", "j1/wc",
+            "aw RSS", "wc RSS", "j1 RSS", "tags agree"]
+    rows = []
+    singles: dict[str, float] = {}
+    for wheel in wheels:
         mb = wheel.stat().st_size / 1e6
-        aw_s, aw_rss, aw_out, _ = run_timed([auditwheel, "show", "--json", str(wheel)], args.repeat, measure_rss)
-        wc_s, wc_rss, wc_out, _ = run_timed([wheelcheck, "audit", "--format", "json", str(wheel)], args.repeat, measure_rss)
-        aw_tag, not_platform, aw = auditwheel_answer(aw_out)
-        wc_tag, wc = wheelcheck_answer(wc_out)
-        ratio = aw_s / wc_s
-        total_mb, total_aw, total_wc = total_mb + mb, total_aw + aw_s, total_wc + wc_s
-        log_ratios.append(math.log(ratio))
-        row = [short_name(wheel), f"{mb:.1f}", f"{aw_s:.2f}", f"{wc_s:.2f}", f"{ratio:.1f}", aw_tag, wc_tag,
-               agreement(aw_tag, not_platform, aw, wc_tag, wc)]
-        if measure_rss:
-            row += [f"{aw_rss / 1024:.0f}" if aw_rss else "?", f"{wc_rss / 1024:.0f}" if wc_rss else "?"]
-        rows.append(row)
-        print(" | ".join(row), file=sys.stderr, flush=True)  # progress
-
-    geomean = math.exp(sum(log_ratios) / len(log_ratios))
-    total = ["TOTAL", f"{total_mb:.1f}", f"{total_aw:.2f}", f"{total_wc:.2f}", f"{total_aw / total_wc:.1f}",
-             f"geomean aw/wc {geomean:.1f}", f"{len(rows)} wheels",
-             f"{sum(r[7] == 'yes' for r in rows)} yes"]
-    widths = [max(len(c), *(len(r[i]) for r in rows), len(total[i]) if i < len(total) else 0)
-              for i, c in enumerate(cols)]
-    numeric = {1, 2, 3, 4, 8, 9}
-
-    def fmt(cells: list[str]) -> str:
-        return "  ".join(c.rjust(w) if i in numeric else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
-
-    print(fmt(cols))
-    print(fmt(["-" * w for w in widths]))
-    for row in rows:
-        print(fmt(row))
-    print(fmt(["-" * w for w in widths]))
-    print(fmt(total))
+        floor, elf_bytes = inflate_floor(wheel, args.repeat)
+        if mb <= args.skip_auditwheel_over:
+            aw_s, aw_rss, aw_out = run_child([auditwheel, "show", "--json", str(wheel)], args.repeat)
+        else:
+            aw_s, aw_rss, aw_out = float("nan"), float("nan"), ""
+        wc_s, wc_rss, wc_out = run_child([wheelcheck, "audit", "--format", "json", str(wheel)], args.repeat)
+        j1_s, j1_rss, _ = run_child([wheelcheck, "audit", "--format", "json", "--jobs", "1", str(wheel)], args.repeat)
+        singles[wheel.name] = wc_s
+        agree = tags_agree(aw_out, wc_out) if aw_out else "-"
+        rows.append([short_name(wheel), f"{mb:.1f}", f"{elf_bytes / 1e6:.0f}", f"{aw_s:.2f}", f"{floor:.2f}",
+                     f"{wc_s:.2f}", f"{j1_s:.2f}", f"{aw_s / wc_s:.1f}", f"{wc_s / floor:.2f}" if floor else "-",
+                     f"{j1_s / floor:.2f}" if floor else "-", f"{j1_s / wc_s:.2f}", f"{aw_rss:.0f}",
+                     f"{wc_rss:.0f}", f"{j1_rss:.0f}", agree])
+        print(" | ".join(rows[-1]), file=sys.stderr, flush=True)
+    if rows:
+        widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
+        line = lambda cells: "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"  # noqa: E731
+        print(line(cols))
+        print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+        for row in rows:
+            print(line(row))
+    if args.directory:
+        directory = Path(args.directory).expanduser()
+        members = sorted(directory.glob("*.whl"))
+        for wheel in members:
+            if wheel.name not in singles:
+                singles[wheel.name] = run_child([wheelcheck, "audit", "--format", "json", str(wheel)], args.repeat)[0]
+        all_s, all_rss, _ = run_child([wheelcheck, "audit", "--format", "json", str(directory)], args.repeat)
+        one_s, one_rss, _ = run_child([wheelcheck, "audit", "--format", "json", "--jobs", "1", str(directory)],
+                                      args.repeat)
+        total = sum(singles[w.name] for w in members)
+        print(f"\naudit {directory} ({len(members)} wheels): {all_s:.2f} s (peak RSS {all_rss:.0f} MB); "
+              f"--jobs 1: {one_s:.2f} s; sum of single-wheel runs: {total:.2f} s; sum/dir {total / all_s:.2f}")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
 

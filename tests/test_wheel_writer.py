@@ -193,3 +193,22 @@ def test_reproducible_date_time(wheel):
         assert reproducible_date_time(reader, {}) == DATE_TIME  # the input's newest
         assert reproducible_date_time(reader, {"SOURCE_DATE_EPOCH": "1700000000"}) == (2023, 11, 14, 22, 13, 20)
         assert reproducible_date_time(reader, {"SOURCE_DATE_EPOCH": "0"}) == (1980, 1, 1, 0, 0, 0)  # zip's floor
+
+
+def test_members_from_files_are_written_as_from_bytes(wheel, tmp_path):
+    """A patched library given as a file (read and deflated in pieces) makes the same wheel, byte for byte,
+    as its bytes in memory: the same deflate stream, header, CRC and RECORD row."""
+    rng = random.Random(5)
+    big = bytes(rng.choice(b"\0\x7fELFabc") for _ in range(3 << 20)) + rng.randbytes(1 << 20)
+    on_disk = tmp_path / "libnew.so"
+    on_disk.write_bytes(big)
+    outs = []
+    for contents in (big, on_disk):
+        out = tmp_path / f"{type(contents).__name__}.whl"
+        with WheelReader(wheel) as reader:
+            rebuild_wheel(reader, out, replace={"pkg/__init__.py": contents},
+                          add={"pkg.libs/libnew.so": NewMember(contents, 0o755)}, date_time=NOW)
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    zf = check_zip(tmp_path / "PosixPath.whl")
+    assert zf.read("pkg.libs/libnew.so") == big and zf.read("pkg/__init__.py") == big

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from wheelcheck.errors import RepairError
 
-__all__ = ["ElfPatch", "find_patchelf", "patch_bytes", "strip_bytes", "MIN_PATCHELF"]
+__all__ = ["ElfPatch", "find_patchelf", "patch_file", "strip_file", "patch_bytes", "strip_bytes", "MIN_PATCHELF"]
 
 MIN_PATCHELF = (0, 14, 5)  # older releases corrupt some files when growing .dynstr (auditwheel's floor too)
 
@@ -76,39 +76,49 @@ def _check_version(binary: str) -> None:
                                   f"{'.'.join(map(str, MIN_PATCHELF))} or newer is needed")
 
 
+def patch_file(path: str | os.PathLike, patch: ElfPatch, name: str) -> None:
+    """Apply ``patch`` to the ELF file at ``path`` in place (``name`` in messages)."""
+    if not patch:
+        return
+    proc = subprocess.run([find_patchelf(), *patch.arguments(), os.fspath(path)], capture_output=True, text=True,
+                          timeout=600)
+    if proc.returncode != 0:
+        problem = (proc.stderr.strip() or f"exit status {proc.returncode}").splitlines()[-1]
+        raise RepairError(name, f"patchelf failed: {problem}")
+
+
+def strip_file(path: str | os.PathLike, name: str) -> None:
+    """Remove the symbol table and debug sections of the ELF file at ``path`` in place (``strip -s``, as
+    auditwheel --strip). Done before patchelf touches the file, as auditwheel does: binutils' strip rewrites
+    the section layout, which is safest on a file as the linker wrote it."""
+    binary = shutil.which("strip")
+    if binary is None:
+        raise RepairError("strip", "--strip needs binutils' strip on PATH")
+    proc = subprocess.run([binary, "-s", os.fspath(path)], capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        problem = (proc.stderr.strip() or f"exit status {proc.returncode}").splitlines()[-1]
+        raise RepairError(name, f"strip failed: {problem}")
+
+
 def patch_bytes(data: bytes, patch: ElfPatch, name: str, workdir: str | None = None) -> bytes:
     """``data`` (an ELF file called ``name`` in messages) with ``patch`` applied."""
     if not patch:
         return data
-    binary = find_patchelf()
     with tempfile.TemporaryDirectory(dir=workdir, prefix="wheelcheck-patch-") as tmp:
         path = os.path.join(tmp, "elf")
         with open(path, "wb") as f:
             f.write(data)
-        proc = subprocess.run([binary, *patch.arguments(), path], capture_output=True, text=True, timeout=600)
-        if proc.returncode != 0:
-            problem = (proc.stderr.strip() or f"exit status {proc.returncode}").splitlines()[-1]
-            raise RepairError(name, f"patchelf failed: {problem}")
+        patch_file(path, patch, name)
         with open(path, "rb") as f:
             return f.read()
 
 
 def strip_bytes(data: bytes, name: str) -> bytes:
-    """``data`` with its symbol table and debug sections removed (``strip -s``, as auditwheel --strip).
-
-    Done before patchelf touches the file, as auditwheel does: binutils' strip rewrites the section layout,
-    which is safest on a file as the linker wrote it.
-    """
-    binary = shutil.which("strip")
-    if binary is None:
-        raise RepairError("strip", "--strip needs binutils' strip on PATH")
+    """``data`` with its symbol table and debug sections removed (see ``strip_file``)."""
     with tempfile.TemporaryDirectory(prefix="wheelcheck-strip-") as tmp:
         path = os.path.join(tmp, "elf")
         with open(path, "wb") as f:
             f.write(data)
-        proc = subprocess.run([binary, "-s", path], capture_output=True, text=True, timeout=600)
-        if proc.returncode != 0:
-            problem = (proc.stderr.strip() or f"exit status {proc.returncode}").splitlines()[-1]
-            raise RepairError(name, f"strip failed: {problem}")
+        strip_file(path, name)
         with open(path, "rb") as f:
             return f.read()

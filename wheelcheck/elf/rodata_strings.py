@@ -8,45 +8,71 @@ and a false hit only keeps a symbol visible, never breaks anything.
 
 from __future__ import annotations
 
+import os
 import re
-import struct
 
-from wheelcheck.elf._elf_layout import PT_DYNAMIC, PT_LOAD, parse_header, parse_program_headers, program_header_span
+from wheelcheck.elf._elf_layout import (HEADER_SIZE, PT_DYNAMIC, PT_LOAD, dynamic_entries, parse_header,
+                                        parse_program_headers, program_header_span)
+from wheelcheck.elf._kept_bytes import SparseFile
+from wheelcheck.elf._string_scan import SpanScanner
 
-__all__ = ["identifier_strings"]
+__all__ = ["identifier_strings", "identifier_strings_of_file"]
 
 _IDENT = re.compile(rb"(?<=\x00)[A-Za-z_][A-Za-z0-9_.$@]{1,200}(?=\x00)")
 _PF_W = 0x2
 _DT_STRTAB, _DT_STRSZ = 5, 10
+_PIECE = 1 << 20
 
 
 def identifier_strings(data: bytes) -> frozenset[str]:
-    header = parse_header(data)
-    endian, elf_class = header["endian"], header["class"]
-    start, length = program_header_span(header, len(data))
-    phdrs = parse_program_headers(data[start:start + length], header)
-    skip = _dynstr_range(data, phdrs, elf_class, endian)
+    return _identifiers(SparseFile.whole(data))
+
+
+def identifier_strings_of_file(path: str | os.PathLike) -> frozenset[str]:
+    """``identifier_strings`` of the file at ``path``, read in pieces (never whole)."""
+    with open(path, "rb", buffering=0) as f:
+        fd = f.fileno()
+        size = os.fstat(fd).st_size
+
+        def reread(offset: int, length: int):
+            end = min(offset + length, size)
+            while offset < end:
+                piece = os.pread(fd, min(_PIECE, end - offset), offset)
+                if not piece:
+                    return
+                yield piece
+                offset += len(piece)
+
+        return _identifiers(SparseFile(size, reread, window=0))
+
+
+def _identifiers(source: SparseFile) -> frozenset[str]:
+    header = parse_header(source.read(0, min(HEADER_SIZE, source.size)))
+    start, length = program_header_span(header, source.size)
+    phdrs = parse_program_headers(source.read(start, length), header)
+    skip = _dynstr_range(source, phdrs, header["class"], header["endian"])
     found: set[str] = set()
     for ptype, flags, offset, _vaddr, filesz, _align in phdrs:
         if ptype != PT_LOAD or flags & _PF_W:
             continue
-        for start, end in _minus((offset, offset + filesz), skip):
-            found.update(m.decode("ascii") for m in _IDENT.findall(data, start, end))
+        for start, end in _minus((offset, min(offset + filesz, source.size)), skip):
+            if start >= end:
+                continue
+            scanner = SpanScanner(_IDENT, start, end)
+            at = max(start - 1, 0)  # the byte before: the pattern looks back for a NUL
+            for piece in source.pieces(at, end):
+                scanner.feed(piece, at)
+                at += len(piece)
+            found.update(m.decode("ascii") for m in scanner.found)
     return frozenset(found)
 
 
-def _dynstr_range(data: bytes, phdrs, elf_class: int, endian: str) -> tuple[int, int] | None:
+def _dynstr_range(source: SparseFile, phdrs, elf_class: int, endian: str) -> tuple[int, int] | None:
     dynamic = next(((off, size) for t, _f, off, _v, size, _a in phdrs if t == PT_DYNAMIC), None)
-    if dynamic is None:
+    if dynamic is None or dynamic[0] >= source.size:
         return None
-    fmt = endian + ("qQ" if elf_class == 64 else "iI")
-    step = struct.calcsize(fmt)
-    tags = {}
-    for pos in range(dynamic[0], dynamic[0] + dynamic[1] - step + 1, step):
-        tag, value = struct.unpack_from(fmt, data, pos)
-        if tag == 0:
-            break
-        tags[tag] = value
+    raw = source.read(dynamic[0], min(dynamic[1], source.size - dynamic[0], 1 << 20))
+    tags = dict(dynamic_entries(raw, elf_class, endian))
     if _DT_STRTAB not in tags:
         return None
     for ptype, _flags, offset, vaddr, filesz, _align in phdrs:

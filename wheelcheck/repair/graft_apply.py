@@ -1,8 +1,10 @@
 """Carry out a plan: copy and patch the grafted libraries, patch the wheel's files, write the launchers.
 
-Everything happens in memory and in private temporary files; the input wheel and the host libraries are
-only read. The result is the set of members to replace and to add, and the model of the wheel they make
-(each changed ELF file summarised again from its new bytes, so the re-audit judges what will be written).
+Every changed ELF file is a file in the repair's private work directory (extracted from the wheel or copied
+from the host in pieces, then patched in place), never a buffer: memory does not grow with the libraries.
+The input wheel and the host libraries are only read. The result is the set of members to replace and to
+add, and the model of the wheel they make (each changed ELF file summarised again from its new bytes, so
+the re-audit judges what will be written).
 """
 
 from __future__ import annotations
@@ -11,61 +13,71 @@ import hashlib
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from packaging.tags import Tag
 
 from wheelcheck.wheel.wheel_model import WheelModel
-from wheelcheck.elf.elf_patch import ElfPatch, patch_bytes, strip_bytes
-from wheelcheck.elf.elf_summary import summarize
+from wheelcheck.elf.elf_patch import ElfPatch, patch_file, strip_file
+from wheelcheck.elf.elf_summary import summarize_file
 from wheelcheck.errors import RepairError
 from wheelcheck.host.host_library_search import Located
 from wheelcheck.repair.graft_plan import RepairPlan, launcher
 from wheelcheck.wheel.wheel_reader import WheelReader
-from wheelcheck.wheel.wheel_rebuild import NewMember
+from wheelcheck.wheel.wheel_rebuild import Contents, NewMember
 
-__all__ = ["Applied", "apply_plan", "repaired_model"]
+__all__ = ["Applied", "apply_plan", "repaired_model", "summarize_patched"]
+
+_COPY_PIECE = 1 << 20
 
 
 @dataclass
 class Applied:
-    replace: dict[str, bytes] = field(default_factory=dict)  # input members with new contents
+    replace: dict[str, Contents] = field(default_factory=dict)  # input members with new contents
     add: dict[str, NewMember] = field(default_factory=dict)  # new members
-    elves: dict[str, bytes] = field(default_factory=dict)  # every changed or new ELF file, by output path
+    elves: dict[str, Path] = field(default_factory=dict)  # every changed or new ELF file (a work file), by output path
 
 
-def apply_plan(plan: RepairPlan, reader: WheelReader, located: Located, *, workers: int = 0,
-               strip: tuple[str, ...] | None = None) -> Applied:
-    """Patch what ``plan`` says; patchelf runs in parallel threads (each is its own process).
+def apply_plan(plan: RepairPlan, reader: WheelReader, located: Located, workdir: str | os.PathLike, *,
+               workers: int = 0, strip: tuple[str, ...] | None = None) -> Applied:
+    """Patch what ``plan`` says, in files under ``workdir``; extraction, strip and patchelf run in parallel
+    threads (inflate and the tools' processes run outside the GIL).
 
     ``strip``: members to strip (``strip -s``) besides the grafted libraries, or None not to strip at all.
     """
-    jobs: list[tuple[str, bytes, ElfPatch, str]] = []  # (output path, bytes, patch, name for messages)
+    # (output path, where the bytes come from: ("member", name) or ("host", realpath, sha256), patch, name)
+    jobs: list[tuple[str, tuple, ElfPatch, str]] = []
     for edit in plan.edits:
-        jobs.append((edit.moved_to or edit.member, reader.read(edit.member), edit.patch, edit.member))
+        jobs.append((edit.moved_to or edit.member, ("member", edit.member), edit.patch, edit.member))
     for graft in plan.grafts:
         if not graft.in_wheel:
-            jobs.append((graft.member, _host_bytes(graft.realpath, graft.sha256), graft.patch, graft.source))
+            jobs.append((graft.member, ("host", graft.realpath, graft.sha256), graft.patch, graft.source))
     edited = {edit.member for edit in plan.edits}
     extra = [m for m in strip or () if m not in edited]
-    jobs += [(member, reader.read(member), ElfPatch(), member) for member in extra]
+    jobs += [(member, ("member", member), ElfPatch(), member) for member in extra]
     stripping: set[str] = set()
     if strip is not None:
         stripping = {edit.moved_to or edit.member for edit in plan.edits if edit.member in strip}
         stripping |= {g.member for g in plan.grafts if not g.in_wheel} | set(extra)
+    files = [Path(workdir) / f"patched-{i}.so" for i in range(len(jobs))]
 
-    def run(job: tuple[str, bytes, ElfPatch, str]) -> bytes:
-        path, data, patch, name = job
+    def run(job: tuple[tuple[str, tuple, ElfPatch, str], Path]) -> None:
+        (path, source, patch, name), file = job
+        if source[0] == "member":
+            reader.extract(source[1], file)
+        else:
+            _copy_host(source[1], source[2], file)
         if path in stripping:
-            data = strip_bytes(data, name)
-        return patch_bytes(data, patch, name)
+            strip_file(file, name)
+        patch_file(file, patch, name)
 
     workers = workers or min(4, os.cpu_count() or 1)
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(jobs)))) as pool:
-        patched = list(pool.map(run, jobs))
+        list(pool.map(run, zip(jobs, files)))
     applied = Applied()
     modes = {e.filename: (e.external_attr >> 16) & 0o7777 for e in reader.entries}
-    for (path, _, _, _), data in zip(jobs, patched):
-        applied.elves[path] = data
+    for (path, _, _, _), file in zip(jobs, files):
+        applied.elves[path] = file
     for member in extra:
         applied.replace[member] = applied.elves[member]
     for edit in plan.edits:
@@ -89,19 +101,30 @@ def repaired_model(model: WheelModel, plan: RepairPlan, applied: Applied, filena
     elves = []
     for elf in model.elves:
         path = edits.get(elf.path)
-        elves.append(elf if path is None else summarize(applied.elves[path], path))
-    elves += [summarize(applied.elves[g.member], g.member) for g in plan.grafts if not g.in_wheel]
+        elves.append(elf if path is None else summarize_patched(applied.elves[path], path))
+    elves += [summarize_patched(applied.elves[g.member], g.member) for g in plan.grafts if not g.in_wheel]
     members = model.members + tuple(name for name in applied.add if name not in model.members)
     return replace(model, filename=filename, tags=tags, elves=tuple(elves), members=members,
                    root_is_purelib=False, record_problems=())
 
 
-def _host_bytes(path: str, sha256: str) -> bytes:
+def summarize_patched(file: Path, member: str):
+    """The summary of a changed ELF file, read from its work file in pieces."""
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        return summarize_file(str(file), member)
+    except OSError as exc:
+        raise RepairError(member, f"cannot read the patched file ({exc.strerror or exc})") from None
+
+
+def _copy_host(path: str, sha256: str, dest: Path) -> None:
+    """Copy a host library to ``dest`` in pieces, checking it is still the file that was examined."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb", buffering=0) as source, open(dest, "wb") as out:
+            for piece in iter(lambda: source.read(_COPY_PIECE), b""):
+                digest.update(piece)
+                out.write(piece)
     except OSError as exc:
         raise RepairError(path, f"cannot read the library to graft ({exc.strerror or exc})") from None
-    if hashlib.sha256(data).hexdigest() != sha256:
+    if digest.hexdigest() != sha256:
         raise RepairError(path, "changed while the repair was running")
-    return data

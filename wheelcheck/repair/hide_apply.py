@@ -8,19 +8,20 @@ are treated like the ones grafted now, so repairing an old auditwheel output hid
 from __future__ import annotations
 
 import hashlib
+import os
 import re
-import tempfile
+import shutil
+import struct
 from dataclasses import replace
 from pathlib import Path
 
 from wheelcheck.repair.hide_plan import HidingPlan, plan_hiding
 from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.data import load_table
-from wheelcheck.elf.rodata_strings import identifier_strings
-from wheelcheck.elf.elf_summary import summarize
+from wheelcheck.elf.rodata_strings import identifier_strings_of_file
 from wheelcheck.elf.symbol_edit import SymbolEditError, apply_symbol_edit
 from wheelcheck.errors import RepairError
-from wheelcheck.repair.graft_apply import Applied
+from wheelcheck.repair.graft_apply import Applied, summarize_patched
 from wheelcheck.wheel.wheel_reader import WheelReader
 from wheelcheck.wheel.wheel_rebuild import NewMember
 
@@ -31,48 +32,76 @@ RENAMED = re.compile(r"^wc[0-9a-f]{8}_")  # what prefix_for makes: a name an ear
 _PY_STRING = re.compile(rb"""["']([A-Za-z_][A-Za-z0-9_]{2,200})["']""")
 
 
-def prefix_for(member: str, data: bytes) -> str:
+def prefix_for(member: str, data: bytes | Path) -> str:
     """A rename prefix unique to this copy: the content hash auditwheel put in the name, else the file's own.
 
     Taken from the name when there is one, so that repairing the output again finds the same prefix and
     leaves the names alone (idempotence).
     """
     found = _HASHED.search(member.rsplit("/", 1)[-1])
-    digest = found.group(1) if found else hashlib.sha256(data).hexdigest()[:8]
+    digest = found.group(1) if found else _sha256(data)[:8]
     return f"wc{digest}_"
 
 
-def hide_symbols(model: WheelModel, applied: Applied, reader: WheelReader, *, keep_patterns: tuple[str, ...] = (),
-                 extensions: bool = False, lib_sdir: str = ".libs") -> tuple[WheelModel, HidingPlan]:
-    """Edit the output's ELF files in ``applied``; return the model of the result and what was done."""
-    data = {e.path: applied.elves.get(e.path) or reader.read(e.path) for e in model.elves}
-    targets = [path for path in data if _in_libs_dir(path, lib_sdir)]
-    strings = frozenset().union(*(identifier_strings(blob) for blob in data.values()), _python_strings(reader))
-    prefixes = {path: prefix_for(path, data[path]) for path in targets}
+def _sha256(data: bytes | Path) -> str:
+    if not isinstance(data, Path):
+        return hashlib.sha256(data).hexdigest()
+    digest = hashlib.sha256()
+    with open(data, "rb", buffering=0) as f:
+        for piece in iter(lambda: f.read(1 << 20), b""):
+            digest.update(piece)
+    return digest.hexdigest()
+
+
+def hide_symbols(model: WheelModel, applied: Applied, reader: WheelReader, workdir: str | os.PathLike, *,
+                 keep_patterns: tuple[str, ...] = (), extensions: bool = False,
+                 lib_sdir: str = ".libs") -> tuple[WheelModel, HidingPlan]:
+    """Edit the output's ELF files in ``applied``; return the model of the result and what was done.
+
+    Every ELF file is read from a file in ``workdir`` (the patched ones are there already; the others are
+    extracted there in pieces), so memory does not grow with the libraries."""
+    files: dict[str, Path] = {}
+    for elf in model.elves:
+        files[elf.path] = applied.elves.get(elf.path) or _extracted(reader, elf.path, Path(workdir), len(files))
+    targets = [path for path in files if _in_libs_dir(path, lib_sdir)]
+    strings = frozenset().union(*(_identifiers(path, file) for path, file in files.items()), _python_strings(reader))
+    prefixes = {path: prefix_for(path, files[path]) for path in targets}
     keep = {**default_keep(), **{glob: f"matches --keep-symbols {glob}" for glob in keep_patterns}}
     plan = plan_hiding(model.elves, targets, prefixes, keep_patterns=keep, strings=strings,
                        extension_targets=[e.path for e in model.elves if e.is_extension] if extensions else (),
                        already_unique=RENAMED)
-    changed = {}
-    with tempfile.TemporaryDirectory(prefix="wheelcheck-hide-") as tmp:
-        for member, edit in plan.edits.items():
-            if not edit:
-                continue
-            scratch = Path(tmp) / f"{len(changed)}.so"
-            scratch.write_bytes(data[member])
-            try:
-                apply_symbol_edit(scratch, edit)
-            except SymbolEditError as exc:
-                raise RepairError(member, f"cannot hide its symbols ({exc})") from None
-            changed[member] = scratch.read_bytes()
-    for member, blob in changed.items():
-        applied.elves[member] = blob
+    changed: dict[str, Path] = {}
+    for member, edit in plan.edits.items():
+        if not edit:
+            continue
+        scratch = Path(workdir) / f"hidden-{len(changed)}.so"
+        shutil.copyfile(files[member], scratch)
+        try:
+            apply_symbol_edit(scratch, edit)
+        except SymbolEditError as exc:
+            raise RepairError(member, f"cannot hide its symbols ({exc})") from None
+        changed[member] = scratch
+    for member, file in changed.items():
+        applied.elves[member] = file
         if member in applied.add:
-            applied.add[member] = NewMember(blob, applied.add[member].mode)
+            applied.add[member] = NewMember(file, applied.add[member].mode)
         else:
-            applied.replace[member] = blob
-    elves = tuple(summarize(changed[e.path], e.path) if e.path in changed else e for e in model.elves)
+            applied.replace[member] = file
+    elves = tuple(summarize_patched(changed[e.path], e.path) if e.path in changed else e for e in model.elves)
     return replace(model, elves=elves), plan
+
+
+def _extracted(reader: WheelReader, member: str, workdir: Path, i: int) -> Path:
+    file = workdir / f"unchanged-{i}.so"
+    reader.extract(member, file)
+    return file
+
+
+def _identifiers(member: str, file: Path) -> frozenset[str]:
+    try:
+        return identifier_strings_of_file(file)
+    except (OSError, ValueError, IndexError, struct.error) as exc:
+        raise RepairError(member, f"cannot read its strings ({exc})") from None
 
 
 def default_keep() -> dict[str, str]:

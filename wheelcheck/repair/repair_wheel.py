@@ -7,6 +7,7 @@ output appears atomically (see ``wheel.writer.atomic_output``). The input is onl
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -77,9 +78,9 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
     choice, located = _choose(model, options, audit_options, arch, libc, candidates, requested)
     if choice is None or choice.verdict.is_linux or (requested is not None and not meets(choice.verdict, requested)):
         return _unreachable(outcome, choice, requested, arch, candidates, options)
-    with WheelReader(path) as reader:
+    with WheelReader(path) as reader, tempfile.TemporaryDirectory(prefix="wheelcheck-repair-") as workdir:
         strip = tuple(e.path for e in model.elves if e.is_extension) if options.strip else None
-        applied = apply_plan(choice.plan, reader, located, strip=strip)
+        applied = apply_plan(choice.plan, reader, located, workdir, strip=strip)
         if options.only_plat and requested is not None:
             add = requested.tags(arch)  # auditwheel --only-plat: the asked tag, not a better one
         else:
@@ -95,7 +96,7 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
         final = repaired_model(model, choice.plan, applied, filename, parse_wheel_filename(filename)[3])
         hiding = None
         if options.hide_symbols or options.hide_extension_symbols:
-            final, hiding = hide_symbols(final, applied, reader, keep_patterns=options.keep_symbols,
+            final, hiding = hide_symbols(final, applied, reader, workdir, keep_patterns=options.keep_symbols,
                                          extensions=options.hide_extension_symbols, lib_sdir=options.lib_sdir)
         after = judge(final, audit_options)
         reached = policy_of_tag(after.best_tag or "linux", candidates)

@@ -7,6 +7,7 @@ import re
 import stat
 import zipfile
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
@@ -80,17 +81,28 @@ class WheelReader:
         """The member's bytes in bounded pieces, checked against its declared size (and CRC, see MemberStream)."""
         return MemberStream(str(self.path), self._fd, self._by_name[name], self._zip)
 
+    def pieces(self, name: str) -> Iterator[bytes]:
+        """The member's bytes in pieces, each checked as it comes (size) and all at the end (CRC)."""
+        stream = self.stream(name)
+        crc = 0
+        for piece in stream:
+            crc = zlib.crc32(piece, crc)
+            yield piece
+        stream.check_crc(crc)
+
     def read(self, name: str) -> bytes:
         """The whole member in memory, for the small ones (metadata, Python files). The buffer grows with the
         bytes actually inflated, never with the size a header declares."""
-        stream = self.stream(name)
         buffer = bytearray()
-        crc = 0
-        for piece in stream:
+        for piece in self.pieces(name):
             buffer += piece
-            crc = zlib.crc32(piece, crc)
-        stream.check_crc(crc)
         return buffer  # a bytearray: no second copy
+
+    def extract(self, name: str, dest: str | os.PathLike) -> None:
+        """Write the member to the file ``dest`` in pieces (memory: one piece). Raises OSError on write."""
+        with open(dest, "wb") as out:
+            for piece in self.pieces(name):
+                out.write(piece)
 
     def read_text(self, name: str) -> str:
         try:

@@ -14,19 +14,21 @@ accept or disagrees with the member's size). The output is reproducible:
 
 from __future__ import annotations
 
+import hashlib
 import os
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Union
 
 from wheelcheck.errors import UsageError
 from wheelcheck.wheel.wheel_reader import WheelReader
-from wheelcheck.wheel.record import ACCEPTED_HASHES, record_digest, record_rows, render_record
+from wheelcheck.wheel.record import ACCEPTED_HASHES, digest_field, record_digest, record_rows, render_record
 from wheelcheck.wheel.wheel_writer import ZipWriter, atomic_output
 
-__all__ = ["NewMember", "RebuildStats", "rebuild_wheel", "reproducible_date_time"]
+__all__ = ["Contents", "NewMember", "RebuildStats", "rebuild_wheel", "reproducible_date_time"]
 
 DateTime = tuple[int, int, int, int, int, int]
 _ZIP_EPOCH: DateTime = (1980, 1, 1, 0, 0, 0)
@@ -34,10 +36,31 @@ _ZIP_END: DateTime = (2107, 12, 31, 23, 59, 58)
 _SIGNATURES = ("RECORD.jws", "RECORD.p7s")
 
 
+# A member's new contents: bytes in memory, or a file (read in pieces, never whole: a patched library)
+Contents = Union[bytes, Path]
+
+
 @dataclass(frozen=True)
 class NewMember:
-    data: bytes
+    data: Contents
     mode: int = 0o644  # permission bits
+
+
+def _digest_and_size(contents: Contents) -> tuple[str, str]:
+    if isinstance(contents, Path):
+        digest = hashlib.sha256()
+        with open(contents, "rb", buffering=0) as f:
+            for piece in iter(lambda: f.read(1 << 20), b""):
+                digest.update(piece)
+        return digest_field("sha256", digest.digest()), str(contents.stat().st_size)
+    return record_digest(contents), str(len(contents))
+
+
+def _write_new(writer: ZipWriter, name: str, contents: Contents, **how) -> None:
+    if isinstance(contents, Path):
+        writer.add_file(name, contents, **how)
+    else:
+        writer.add(name, contents, **how)
 
 
 @dataclass(frozen=True)
@@ -63,7 +86,7 @@ def rebuild_wheel(
     reader: WheelReader,
     out_path: Path,
     *,
-    replace: Mapping[str, bytes] = {},
+    replace: Mapping[str, Contents] = {},
     add: Mapping[str, NewMember] = {},
     date_time: DateTime,
     level: int = 6,
@@ -99,17 +122,18 @@ def rebuild_wheel(
                 writer.copy_raw(source, item, str(reader.path))
                 copied += 1
             elif isinstance(item, zipfile.ZipInfo):
-                writer.add(item.filename, replace[item.filename], mode=_mode(item), date_time=date_time, level=level)
+                _write_new(writer, item.filename, replace[item.filename], mode=_mode(item), date_time=date_time,
+                           level=level)
                 written += 1
             else:
                 name, member = item
-                writer.add(name, member.data, mode=member.mode, date_time=date_time, level=level)
+                _write_new(writer, name, member.data, mode=member.mode, date_time=date_time, level=level)
                 written += 1
         writer.finish(reader.comment)
     return RebuildStats(copied=copied, written=written, record_changed=record_changed)
 
 
-def _rows(reader: WheelReader, order: list, replace: Mapping[str, bytes], old_rows, rehash: set[str],
+def _rows(reader: WheelReader, order: list, replace: Mapping[str, Contents], old_rows, rehash: set[str],
           skip: set[str]) -> list[tuple[str, str, str]]:
     """A RECORD row for every file in ``order`` (not directories, RECORD or its signatures)."""
     old_by_name = {row[0]: row for row in old_rows}
@@ -117,12 +141,11 @@ def _rows(reader: WheelReader, order: list, replace: Mapping[str, bytes], old_ro
     for item in order:
         if not isinstance(item, zipfile.ZipInfo):
             name, member = item
-            rows.append((name, record_digest(member.data), str(len(member.data))))
+            rows.append((name, *_digest_and_size(member.data)))
         elif item.is_dir() or item.filename in skip:
             continue
         elif item.filename in replace:
-            data = replace[item.filename]
-            rows.append((item.filename, record_digest(data), str(len(data))))
+            rows.append((item.filename, *_digest_and_size(replace[item.filename])))
         else:
             old = None if item.filename in rehash else old_by_name.get(item.filename)
             rows.append(_kept_row(reader, item, old))
@@ -146,7 +169,10 @@ def _kept_row(reader: WheelReader, info: zipfile.ZipInfo, old: tuple[str, str, s
     """The old RECORD row of an unchanged member when it is usable, else one computed from its bytes."""
     if old is not None and old[1].partition("=")[0] in ACCEPTED_HASHES and old[2] == str(info.file_size):
         return old
-    return (info.filename, record_digest(reader.read(info.filename)), str(info.file_size))
+    digest = hashlib.sha256()
+    for piece in reader.pieces(info.filename):
+        digest.update(piece)
+    return (info.filename, digest_field("sha256", digest.digest()), str(info.file_size))
 
 
 def _mode(info: zipfile.ZipInfo) -> int:

@@ -89,6 +89,50 @@ class ZipWriter:
                           dosdate, crc, len(compressed), len(data), encoded, b"", b"", 0,
                           (stat.S_IFREG | mode) << 16, offset)
 
+    def add_file(self, name: str, path: str | os.PathLike, *, mode: int,
+                 date_time: tuple[int, int, int, int, int, int], level: int) -> None:
+        """Write a new member from a file, read and deflated in pieces: the same bytes ``add`` would write
+        for the file's contents (deflate's output does not depend on how its input is cut), in bounded
+        memory. The local header is written first and filled in once the sizes and CRC are known."""
+        encoded, flags = _encode_name(name)
+        self._begin(name)
+        dostime, dosdate = zf.dos_date_time(date_time)
+        offset = self._offset
+        with open(path, "rb", buffering=0) as source:
+            size = os.fstat(source.fileno()).st_size
+            # a zip64 block when the sizes might need it (deflate adds at most ~0.03% to stored data)
+            wide = size + (size >> 10) + (1 << 16) >= zf.ZIP64_LIMIT
+            header = self._local_header(encoded, flags, dostime, dosdate, 0, 0, size, wide)
+            self._write(header)
+            compressor, crc, csize = zlib.compressobj(level, zlib.DEFLATED, -15), 0, 0
+            while True:
+                piece = source.read(_COPY_CHUNK)
+                if not piece:
+                    break
+                crc = zlib.crc32(piece, crc)
+                out = compressor.compress(piece)
+                csize += len(out)
+                self._write(out)
+            out = compressor.flush()
+            csize += len(out)
+            self._write(out)
+        filled = self._local_header(encoded, flags, dostime, dosdate, crc, csize, size, wide)
+        if os.pwrite(self._out.fileno(), filled, offset) != len(filled):
+            raise OSError(f"short write of the local header of {name}")
+        self._add_central(3 << 8 | _DEFAULT_VERSION, _DEFAULT_VERSION, flags, zipfile.ZIP_DEFLATED, dostime,
+                          dosdate, crc, csize, size, encoded, b"", b"", 0, (stat.S_IFREG | mode) << 16, offset)
+
+    def _local_header(self, name: bytes, flags: int, dostime: int, dosdate: int, crc: int, csize: int, usize: int,
+                      wide: bool) -> bytes:
+        """A local header as ``_write_local`` makes it; ``wide`` forces the zip64 block (sizes not yet known)."""
+        extra, version = b"", _DEFAULT_VERSION
+        if wide or csize >= zf.ZIP64_LIMIT or usize >= zf.ZIP64_LIMIT:
+            extra = zf.zip64_extra(usize, csize)
+            csize = usize = 0xFFFFFFFF
+            version = zf.ZIP64_VERSION
+        return zf.LOCAL.pack(zf.LOCAL_SIGNATURE, version, flags, zipfile.ZIP_DEFLATED, dostime, dosdate, crc, csize,
+                             usize, len(name), len(extra)) + name + extra
+
     def finish(self, comment: bytes = b"") -> None:
         """Write the central directory and its end records."""
         start = self._offset
