@@ -32,6 +32,11 @@ class SparseFile:
         self._ranges: list[tuple[int, int, bytearray]] = []  # (start, end, bytes of [start, start + len))
         self._cache: tuple[int, bytes] = (0, b"")
 
+    @property
+    def prefix_limit(self) -> int:
+        """Where the kept prefix ends (the file's end if it is shorter)."""
+        return min(self._window_limit, self.size)
+
     @classmethod
     def whole(cls, data: bytes) -> SparseFile:
         """A file already in memory: every read is a slice of ``data``."""
@@ -62,8 +67,13 @@ class SparseFile:
 
     def release(self) -> None:
         """Drop everything kept: the summary is made."""
-        self._window = bytearray()
-        self._ranges.clear()
+        self.release_prefix()
+        self._ranges = []
+
+    def release_prefix(self) -> None:
+        """Drop the kept prefix and the last range fetched (the small kept ranges stay)."""
+        if self.position >= self._window_limit:  # no more pushes into it
+            self._window = bytearray()
         self._cache = (0, b"")
 
     def read(self, offset: int, size: int) -> bytes:

@@ -45,9 +45,11 @@ class SpanScanner:
         if last < 0:
             self._carry += piece[a:b]
         else:
-            if self._carry:
-                text = self._carry + piece[a:last + 1]
+            if self._carry:  # the carried text ends at this piece's first NUL: search the two together
+                first = piece.find(b"\0", a, b)
+                text = self._carry + piece[a:first + 1]
                 self._search(text, self._skip, len(text))
+                self._search(piece, first + 1, last + 1)  # no copy: the NUL before is in view
             elif a < last + 1:
                 self._search(piece, a + self._skip, last + 1)
             self._carry, self._skip = piece[last:b], 1  # the NUL stays in front, as context

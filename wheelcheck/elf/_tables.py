@@ -12,8 +12,8 @@ from __future__ import annotations
 import struct
 import sys
 from array import array
-from itertools import compress
-from operator import and_
+from itertools import compress, repeat
+from operator import and_, floordiv, sub
 from typing import NamedTuple
 
 from wheelcheck.elf._kept_bytes import SparseFile
@@ -87,7 +87,7 @@ class StringTable:
         if size <= _PART + _OVERLAP:
             table, shift = self._sparse.span(self._base, self._end)
             if shift:  # assembled apart from the kept prefix, which nothing needs any more
-                self._sparse.release()
+                self._sparse.release_prefix()
             at, end = self._base - shift, self._end - shift
             if table.rfind(b"\0", at, end) < at + highest:
                 raise ValueError("unterminated string in the string table")
@@ -96,37 +96,47 @@ class StringTable:
         return tuple(self._names_by_part(offsets, size))
 
     def _names_by_part(self, offsets: array, size: int) -> list[str]:
-        parts = [array("I") for _ in range((size + _PART - 1) // _PART)]
-        for i, o in enumerate(offsets):
-            parts[o // _PART].append(i)
+        count = (size + _PART - 1) // _PART
+        if count > 255:
+            raise ValueError(f"a string table of {size} bytes")  # over 4 GiB: no linker makes one
+        part_of = bytes(map(floordiv, offsets, repeat(_PART)))
         names: list = [None] * len(offsets)
         buffer, part = bytearray(), 0
         pieces = self._sparse.pieces(self._base, self._end)
-        self._sparse.release()  # the pieces come from here on (fetched again where not kept)
+        self._sparse.release_prefix()  # the pieces come from here on (fetched again where not kept)
         for piece in pieces:
             buffer += piece
             while len(buffer) >= _PART + _OVERLAP:
-                self._cut(buffer, part, parts[part], offsets, names, last=False)
+                self._cut(buffer, part, part_of, offsets, names, last=False)
                 del buffer[:_PART]
                 part += 1
-        while part < len(parts):
-            self._cut(buffer, part, parts[part], offsets, names, last=True)
+        while part < count:
+            self._cut(buffer, part, part_of, offsets, names, last=True)
             del buffer[:_PART]
             part += 1
         return names
 
-    def _cut(self, buffer: bytearray, part: int, which: array, offsets: array, names: list, last: bool) -> None:
+    def _cut(self, buffer: bytearray, part: int, part_of: bytes, offsets: array, names: list, last: bool) -> None:
         """The names starting in part ``part``, from ``buffer`` (which holds the part and what follows it)."""
-        find, base = buffer.find, part * _PART
-        for i in which:
-            at = offsets[i] - base
-            stop = find(b"\0", at)
-            if stop < 0:
-                if last:
-                    raise ValueError("unterminated string in the string table")
-                names[i] = self.get(offsets[i])  # longer than the overlap: read on its own
-            else:
+        which = list(compress(range(len(offsets)), part_of.translate(_ONE_AT[part])))
+        starts = list(map(sub, map(offsets.__getitem__, which), repeat(part * _PART)))
+        if starts and max(starts) <= buffer.rfind(b"\0"):  # every name ends in the buffer: cut them all
+            find = buffer.find
+            cut = [buffer[at:find(b"\0", at)].decode("utf-8", "replace") for at in starts]
+            for i, name in zip(which, cut):
+                names[i] = name
+            return
+        for i, at in zip(which, starts):
+            stop = buffer.find(b"\0", at)
+            if stop >= 0:
                 names[i] = buffer[at:stop].decode("utf-8", "replace")
+            elif last:
+                raise ValueError("unterminated string in the string table")
+            else:
+                names[i] = self.get(offsets[i])  # longer than the overlap: read on its own
+
+
+_ONE_AT = [bytes(1 if b == p else 0 for b in range(256)) for p in range(256)]  # translate: byte p -> 1
 
 
 class SymbolColumns(NamedTuple):

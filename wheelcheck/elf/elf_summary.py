@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import struct
+import threading
 from array import array
 from collections.abc import Iterable
 
@@ -52,6 +53,9 @@ _MAX_NOTES = 1 << 20
 _SONAME_STRING = re.compile(rb"lib[A-Za-z0-9_+\-][A-Za-z0-9_+.\-]*?\.so(?:\.[0-9]+)*(?=\x00)")
 _MAX_SONAME_STRINGS = 256  # a file naming more is not listing libraries to load
 _FILE_PIECE = 1 << 20
+_EARLY_MIN = 32 << 20  # tables are read while the file streams on only when this much is still to come
+# DT_SYMTAB, DT_STRTAB, DT_HASH, DT_GNU_HASH, DT_VERSYM, DT_VERNEED, DT_VERDEF: where the tables start
+_TABLE_TAGS = (6, 5, 4, 0x6FFFFEF5, 0x6FFFFFF0, 0x6FFFFFFE, 0x6FFFFFFC)
 _PARSE_ERRORS = (ELFError, struct.error, ValueError, IndexError, KeyError, AttributeError, OverflowError)
 
 
@@ -127,6 +131,8 @@ class _Summary:
         self.header: dict | None = None
         self.phdrs: list[tuple[int, int, int, int, int, int]] | None = None
         self.scanners: list[SpanScanner] = []
+        self._early: _EarlyTables | None = None
+        self._early_checked = False
 
     def push(self, piece: bytes) -> None:
         at = self.sparse.position
@@ -140,6 +146,44 @@ class _Summary:
             self._read_headers()
         for scanner in scanners:
             scanner.feed(piece, at)
+        if not self._early_checked and self.phdrs is not None:
+            self._maybe_read_tables_now()
+
+    def _dynamic_and_loads(self):
+        """(the PT_DYNAMIC segment (offset, size) or None: the last one, as the loader takes it; PT_LOADs)."""
+        dynamic = None
+        loads = []
+        for ptype, _flags, offset, vaddr, filesz, _align in self.phdrs:
+            if ptype == PT_LOAD:
+                loads.append((vaddr, offset, filesz))
+            elif ptype == PT_DYNAMIC:
+                dynamic = (offset, filesz)
+        return dynamic, loads
+
+    def _maybe_read_tables_now(self) -> None:
+        """Once the dynamic segment has gone by with the tables it points to behind it, read the tables on a
+        thread of their own while the rest of a large file streams (they are read at the end otherwise)."""
+        sparse = self.sparse
+        dynamic, loads = self._dynamic_and_loads()
+        if dynamic is None or sparse.size - sparse.position < _EARLY_MIN:
+            self._early_checked = True
+            return
+        if sparse.position < dynamic[0] + min(dynamic[1], _MAX_DYNAMIC) or sparse.position < sparse.prefix_limit:
+            return  # not yet: the dynamic segment or the kept prefix is still coming
+        self._early_checked = True
+        header = self.header
+        try:  # malformed: left to the end, where the same reading raises the error in its place
+            tags = {tag: value for tag, value in dynamic_entries(
+                sparse.read(dynamic[0], min(dynamic[1], _MAX_DYNAMIC)), header["class"], header["endian"])}
+            amap = _tables.AddressMap(loads)
+            where = [amap.offset(tags[t]) for t in _TABLE_TAGS if t in tags]
+            strtab_end = amap.offset(tags[5]) + tags.get(10, 0) if 5 in tags else 0
+        except _PARSE_ERRORS:
+            return
+        if not where or max(where) >= sparse.position or strtab_end > sparse.position:
+            return  # a table lies ahead (an unusual layout): read at the end, when everything has passed
+        self._early = _EarlyTables(lambda: _read_dynamic(sparse, dynamic, loads, header["class"], header["endian"],
+                                                         header["e_machine"]))
 
     def _read_headers(self) -> None:
         """Parse the file and program headers once the bytes holding them have arrived."""
@@ -226,9 +270,33 @@ class _Summary:
         try:
             if dynamic is None:
                 return ElfInfo(**base)
-            return ElfInfo(**base, **_read_dynamic(sparse, dynamic, loads, elf_class, endian, header["e_machine"]))
+            tables = self._early.result() if self._early is not None else \
+                _read_dynamic(sparse, dynamic, loads, elf_class, endian, header["e_machine"])
+            return ElfInfo(**base, **tables)
         finally:
             sparse.release()
+
+
+class _EarlyTables:
+    """``read()`` run on a thread now; its result (or its exception) given by ``result()``."""
+
+    def __init__(self, read) -> None:
+        self._outcome: tuple = (None, None)
+        self._thread = threading.Thread(target=self._run, args=(read,), name="wheelcheck-tables", daemon=True)
+        self._thread.start()
+
+    def _run(self, read) -> None:
+        try:
+            self._outcome = (read(), None)
+        except BaseException as exc:  # noqa: BLE001 - raised again by result(), in the summarising thread
+            self._outcome = (None, exc)
+
+    def result(self) -> dict:
+        self._thread.join()
+        value, error = self._outcome
+        if error is not None:
+            raise error
+        return value
 
 
 def _read_only(load_flags: list[tuple[int, int, int]]) -> list[tuple[int, int]]:
