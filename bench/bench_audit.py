@@ -4,7 +4,8 @@
 For each wheel, one row: auditwheel show; the floor (every ELF member inflated once on one thread, the bytes
 discarded: no parse, no hash, no CRC); wheelcheck audit with its default jobs and with --jobs 1. Times are
 best of --repeat; RSS is the peak resident size of each child (os.wait4, which folds in the child's own
-workers), in MB. Ratios: aw/wc (how many times faster than auditwheel), wc/floor and j1/floor (1.00 means
+workers), in MB; cpu is the CPU seconds (user + system) that run used, all its threads and workers together:
+on a loaded machine the wall times stretch, the CPU seconds much less. Ratios: aw/wc (how many times faster than auditwheel), wc/floor and j1/floor (1.00 means
 "at the floor"; below it, the floor's single thread was beaten with two), j1/wc (what the default's
 parallelism buys).
 
@@ -137,9 +138,9 @@ def short_name(path: Path) -> str:
     return f"{name}-{version} {arch}{'-musl' if platform.startswith('musllinux') else ''}"
 
 
-def run_child(cmd: list[str], repeat: int) -> tuple[float, float, str]:
-    """(best wall time, peak RSS in MB of that run, its stdout) of ``cmd`` run ``repeat`` times."""
-    best: tuple[float, float, str] | None = None
+def run_child(cmd: list[str], repeat: int) -> tuple[float, float, str, float]:
+    """(best wall time, peak RSS in MB of that run, its stdout, its CPU seconds) of ``cmd`` run ``repeat`` times."""
+    best: tuple[float, float, str, float] | None = None
     for _ in range(repeat):
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
@@ -148,13 +149,14 @@ def run_child(cmd: list[str], repeat: int) -> tuple[float, float, str]:
         proc.returncode = 0  # reaped here, by wait4
         elapsed = time.perf_counter() - start
         if best is None or elapsed < best[0]:
-            best = (elapsed, usage.ru_maxrss / 1024, out.decode("utf-8", "replace"))
+            best = (elapsed, usage.ru_maxrss / 1024, out.decode("utf-8", "replace"), usage.ru_utime + usage.ru_stime)
     assert best is not None
     return best
 
 
-def inflate_floor(wheel: Path, repeat: int) -> tuple[float, int]:
-    """(best time, ELF bytes): every member starting with the ELF magic inflated once, one thread."""
+def inflate_floor(wheel: Path, repeat: int) -> tuple[float, int, float]:
+    """(best time, ELF bytes, its CPU seconds): every member starting with the ELF magic inflated once, one
+    thread."""
     with zipfile.ZipFile(wheel) as zf, open(wheel, "rb", buffering=0) as f:
         fd = f.fileno()
         members = []
@@ -168,9 +170,9 @@ def inflate_floor(wheel: Path, repeat: int) -> tuple[float, int]:
             header = os.pread(fd, 30, info.header_offset)
             starts.append(info.header_offset + 30 + int.from_bytes(header[26:28], "little")
                           + int.from_bytes(header[28:30], "little"))
-        best = None
+        best, cpu = None, 0.0
         for _ in range(repeat):
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             for info, start in zip(members, starts):
                 if info.compress_type == zipfile.ZIP_STORED:
                     continue  # nothing to inflate
@@ -182,8 +184,9 @@ def inflate_floor(wheel: Path, repeat: int) -> tuple[float, int]:
                         d.decompress(data, 1 << 20)
                         data = d.unconsumed_tail
             elapsed = time.perf_counter() - t
-            best = elapsed if best is None else min(best, elapsed)
-    return best or 0.0, sum(m.file_size for m in members)
+            if best is None or elapsed < best:
+                best, cpu = elapsed, time.process_time() - c
+    return best or 0.0, sum(m.file_size for m in members), cpu
 
 
 def tags_agree(aw_out: str, wc_out: str) -> str:
@@ -217,24 +220,25 @@ def main() -> int:
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores",
           flush=True)
     cols = ["wheel", "MB", "ELF MB", "aw s", "floor s", "wc s", "j1 s", "aw/wc", "wc/floor", "j1/floor", "j1/wc",
-            "aw RSS", "wc RSS", "j1 RSS", "tags agree"]
+            "aw RSS", "wc RSS", "j1 RSS", "floor cpu", "wc cpu", "j1 cpu", "tags agree"]
     rows = []
     singles: dict[str, float] = {}
     for wheel in wheels:
         mb = wheel.stat().st_size / 1e6
-        floor, elf_bytes = inflate_floor(wheel, args.repeat)
+        floor, elf_bytes, floor_cpu = inflate_floor(wheel, args.repeat)
         if mb <= args.skip_auditwheel_over:
-            aw_s, aw_rss, aw_out = run_child([auditwheel, "show", "--json", str(wheel)], args.repeat)
+            aw_s, aw_rss, aw_out, _ = run_child([auditwheel, "show", "--json", str(wheel)], args.repeat)
         else:
             aw_s, aw_rss, aw_out = float("nan"), float("nan"), ""
-        wc_s, wc_rss, wc_out = run_child([wheelcheck, "audit", "--format", "json", str(wheel)], args.repeat)
-        j1_s, j1_rss, _ = run_child([wheelcheck, "audit", "--format", "json", "--jobs", "1", str(wheel)], args.repeat)
+        wc_s, wc_rss, wc_out, wc_cpu = run_child([wheelcheck, "audit", "--format", "json", str(wheel)], args.repeat)
+        j1_s, j1_rss, _, j1_cpu = run_child([wheelcheck, "audit", "--format", "json", "--jobs", "1", str(wheel)],
+                                            args.repeat)
         singles[wheel.name] = wc_s
         agree = tags_agree(aw_out, wc_out) if aw_out else "-"
         rows.append([short_name(wheel), f"{mb:.1f}", f"{elf_bytes / 1e6:.0f}", f"{aw_s:.2f}", f"{floor:.2f}",
                      f"{wc_s:.2f}", f"{j1_s:.2f}", f"{aw_s / wc_s:.1f}", f"{wc_s / floor:.2f}" if floor else "-",
                      f"{j1_s / floor:.2f}" if floor else "-", f"{j1_s / wc_s:.2f}", f"{aw_rss:.0f}",
-                     f"{wc_rss:.0f}", f"{j1_rss:.0f}", agree])
+                     f"{wc_rss:.0f}", f"{j1_rss:.0f}", f"{floor_cpu:.2f}", f"{wc_cpu:.2f}", f"{j1_cpu:.2f}", agree])
         print(" | ".join(rows[-1]), file=sys.stderr, flush=True)
     if rows:
         widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
@@ -249,8 +253,8 @@ def main() -> int:
         for wheel in members:
             if wheel.name not in singles:
                 singles[wheel.name] = run_child([wheelcheck, "audit", "--format", "json", str(wheel)], args.repeat)[0]
-        all_s, all_rss, _ = run_child([wheelcheck, "audit", "--format", "json", str(directory)], args.repeat)
-        one_s, one_rss, _ = run_child([wheelcheck, "audit", "--format", "json", "--jobs", "1", str(directory)],
+        all_s, all_rss, _, _ = run_child([wheelcheck, "audit", "--format", "json", str(directory)], args.repeat)
+        one_s, one_rss, _, _ = run_child([wheelcheck, "audit", "--format", "json", "--jobs", "1", str(directory)],
                                       args.repeat)
         total = sum(singles[w.name] for w in members)
         print(f"\naudit {directory} ({len(members)} wheels): {all_s:.2f} s (peak RSS {all_rss:.0f} MB); "

@@ -16,7 +16,7 @@ from tests.fixtures.compile import ZIG_TARGETS
 from tests.fixtures.sources import extension_source
 from tests.fixtures.wheels import build_wheel
 from tests.test_elf_summary import USER_SRC
-from wheelcheck.elf import _string_scan, _tables
+from wheelcheck.elf import _kept_bytes, _string_scan, _tables
 from wheelcheck.elf.elf_summary import summarize, summarize_stream
 from wheelcheck.errors import BadElfError, BadWheelError
 from wheelcheck.wheel import member_stream
@@ -54,6 +54,7 @@ def open_stream(path, name):
 def test_pieces_and_ranges_again(zipped, name, monkeypatch):
     monkeypatch.setattr(member_stream, "_MIN_CHECKPOINT_GAP", 64 << 10)  # many checkpoints on 3 MiB
     monkeypatch.setattr(member_stream, "_READ", 4096)  # (taken between reads of compressed data)
+    monkeypatch.setattr(member_stream, "_REREAD_GAP", 32 << 10)
     path, data = zipped
     stream = open_stream(path, name)
     pieces = list(stream)
@@ -99,13 +100,14 @@ def whole_and_streamed(data: bytes, piece: int, window: int) -> tuple:
 
 
 @pytest.mark.parametrize("arch", ["x86_64", "s390x", "i686", "aarch64"])
-@pytest.mark.parametrize("piece,window", [(1 << 20, 8 << 20), (4096, 0), (7, 64)])
-def test_streamed_summary_equals_whole(build, arch, piece, window):
+@pytest.mark.parametrize("piece,window,recent", [(1 << 20, 8 << 20, 8 << 20), (4096, 0, 0), (7, 64, 100)])
+def test_streamed_summary_equals_whole(build, arch, piece, window, recent, monkeypatch):
+    monkeypatch.setattr(_kept_bytes, "RECENT", recent)
     lib = build.compile_c(USER_SRC, "libuser.so.1", target=ZIG_TARGETS[arch],
                           flags=("-Wl,-soname,libuser.so.1", "-Wl,-rpath,$ORIGIN/../lib"))
     whole, streamed, reads = whole_and_streamed(lib.read_bytes(), piece, window)
     assert streamed == whole and len(whole.symtab) > 5
-    assert bool(reads) == (window < len(lib.read_bytes()))  # without a kept prefix, the tables are read again
+    assert bool(reads) == (window < len(lib.read_bytes()))  # nothing kept: the tables are read again
 
 
 def test_names_cut_part_by_part_equal_names_cut_at_once(build, monkeypatch):

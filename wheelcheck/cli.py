@@ -121,7 +121,7 @@ def audit_command(
     fmt: Annotated[Optional[AuditFormat], typer.Option("--format", help="Output format (default: text).")] = None,
     fail_on: Annotated[Optional[Severity], typer.Option("--fail-on", help="The lowest finding severity that fails a wheel (default: error).")] = None,
     output: Annotated[Optional[Path], typer.Option(help="Write the report to this file instead of stdout.")] = None,
-    jobs: Annotated[Optional[int], typer.Option(help="Worker processes for large wheels (default: CPU count).", min=1)] = None,
+    jobs: Annotated[Optional[int], typer.Option(help="Members streamed at once per wheel (threads), and wheels audited at once (processes); default: one per core.", min=1)] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print only the verdict lines.")] = False,
     verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="-v: also why the tag is not better; -vv: per-file details.")] = 0,
     cxx_abi: Annotated[Optional[CxxAbi], typer.Option("--cxx-abi", help="Require this libstdc++ string ABI (overrides the policy).")] = None,
@@ -195,7 +195,7 @@ def repair_command(
     strip: Annotated[bool, typer.Option("--strip", help="Strip symbol tables from grafted libraries and extension modules (strip -s).")] = False,
     disable_isa_ext_check: Annotated[bool, typer.Option("--disable-isa-ext-check", help="Do not let the x86-64 ISA level (x86-64-v2...) limit the tag.")] = False,
     fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
-    jobs: Annotated[Optional[int], typer.Option(help="Worker processes for scanning large wheels (default: CPU count).", min=1)] = None,
+    jobs: Annotated[Optional[int], typer.Option(help="Members streamed at once while reading the wheel (threads); default: one per core.", min=1)] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print only a line per wheel.")] = False,
     verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="Also print notes and what stays external.")] = 0,
     config: Annotated[Optional[Path], typer.Option("--config", help=CONFIG_HELP)] = None,
@@ -443,7 +443,7 @@ def conflicts_command(
     fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
     output: Annotated[Optional[Path], typer.Option(help="Write the report to this file instead of stdout.")] = None,
     fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 when a finding is at or above this severity.")] = FailOn.error,
-    jobs: Annotated[Optional[int], typer.Option(help="Worker processes for large files (default: CPU count).", min=1)] = None,
+    jobs: Annotated[Optional[int], typer.Option(help="Wheels read at once (processes) and members streamed at once per wheel (threads); default: one per core.", min=1)] = None,
     verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="-v: also info findings and example symbols; -vv: every file.")] = 0,
 ) -> None:
     """Find what will collide when distributions share one process: exit 1 on a finding at or above --fail-on, 2 bad input."""

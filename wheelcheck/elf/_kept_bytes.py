@@ -8,11 +8,13 @@ from a checkpoint; for a file on disk: read), a range at a time, never the whole
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterator
 
 __all__ = ["SparseFile", "Reread", "WINDOW"]
 
 WINDOW = 8 << 20  # the prefix kept: the dynamic tables of all but the largest C++ libraries end within it
+RECENT = 8 << 20  # the last bytes pushed, kept too: patchelf moves tables to the end, just before .dynamic
 _FETCH_ALIGN = 1 << 16
 _FETCH_MIN = 1 << 18  # a fetch brings at least this much: the version chains read 16 bytes at a time
 
@@ -31,6 +33,8 @@ class SparseFile:
         self._window = bytearray()
         self._ranges: list[tuple[int, int, bytearray]] = []  # (start, end, bytes of [start, start + len))
         self._cache: tuple[int, bytes] = (0, b"")
+        self._recent: deque[tuple[int, bytes]] = deque()  # (offset, piece) of the last RECENT bytes pushed
+        self._recent_bytes = 0
 
     @property
     def prefix_limit(self) -> int:
@@ -55,6 +59,11 @@ class SparseFile:
             at = first + len(kept)
             if at < last and start <= at < end:
                 kept += piece[at - start: min(last, end) - start]
+        if end > self._window_limit:
+            self._recent.append((start, piece))
+            self._recent_bytes += len(piece)
+            while self._recent and self._recent_bytes - len(self._recent[0][1]) >= RECENT:
+                self._recent_bytes -= len(self._recent.popleft()[1])
         self.position = end
 
     def keep(self, start: int, end: int) -> None:
@@ -69,6 +78,7 @@ class SparseFile:
         """Drop everything kept: the summary is made."""
         self.release_prefix()
         self._ranges = []
+        self._recent = deque()
 
     def release_prefix(self) -> None:
         """Drop the kept prefix and the last range fetched (the small kept ranges stay)."""
@@ -86,6 +96,9 @@ class SparseFile:
         for first, _last, kept in self._ranges:
             if first <= offset and end <= first + len(kept):
                 return kept[offset - first: end - first]
+        recent = self._from_recent(offset, end)
+        if recent is not None:
+            return recent
         at, cached = self._cache
         if at <= offset and end <= at + len(cached):
             return cached[offset - at: end - at]
@@ -96,6 +109,14 @@ class SparseFile:
             raise ValueError(f"could not read {stop - at} bytes at offset {at} again")
         self._cache = (at, cached)
         return cached[offset - at: end - at]
+
+    def _from_recent(self, offset: int, end: int) -> bytes | None:
+        """[offset, end) from the last bytes pushed, if they hold all of it."""
+        recent = list(self._recent)  # a snapshot: the stream may push while another thread reads
+        if not recent or offset < recent[0][0] or end > recent[-1][0] + len(recent[-1][1]):
+            return None
+        parts = [piece[max(offset - at, 0):end - at] for at, piece in recent if at < end and at + len(piece) > offset]
+        return b"".join(parts)
 
     def span(self, start: int, end: int) -> tuple[bytes, int]:
         """(buffer, shift): the bytes [start, end) at buffer[start - shift: end - shift], in one buffer.
@@ -129,10 +150,27 @@ class SparseFile:
             yield window[start:stop]
             start = stop
         del window  # past the prefix: let it go
-        if start < end:
+        while start < end:
+            kept = next(((first, data) for first, _last, data in self._ranges
+                         if first <= start < first + len(data)), None)
+            if kept is not None:  # kept as it passed
+                first, data = kept
+                stop = min(end, first + len(data))
+                yield data[start - first:stop - first]
+                start = stop
+                continue
+            recent = list(self._recent)
+            if recent and recent[0][0] <= start < recent[-1][0] + len(recent[-1][1]):
+                stop = min(end, recent[-1][0] + len(recent[-1][1]))
+                yield self._from_recent(start, stop)
+                start = stop
+                continue
+            stop = min([end] + [first for first, _last, _data in self._ranges if start < first < end]
+                       + [at for at, _piece in recent if start < at < end])
             got = 0
-            for piece in self._reread(start, end - start):
+            for piece in self._reread(start, stop - start):
                 got += len(piece)
                 yield piece
-            if got != end - start:
-                raise ValueError(f"could not read {end - start} bytes at offset {start} again")
+            if got != stop - start:
+                raise ValueError(f"could not read {stop - start} bytes at offset {start} again")
+            start = stop

@@ -54,6 +54,7 @@ _SONAME_STRING = re.compile(rb"lib[A-Za-z0-9_+\-][A-Za-z0-9_+.\-]*?\.so(?:\.[0-9
 _MAX_SONAME_STRINGS = 256  # a file naming more is not listing libraries to load
 _FILE_PIECE = 1 << 20
 _EARLY_MIN = 32 << 20  # tables are read while the file streams on only when this much is still to come
+_AHEAD_KEPT = 32 << 20  # the most kept of tables found to lie ahead when the dynamic section passes
 # DT_SYMTAB, DT_STRTAB, DT_HASH, DT_GNU_HASH, DT_VERSYM, DT_VERNEED, DT_VERDEF: where the tables start
 _TABLE_TAGS = (6, 5, 4, 0x6FFFFEF5, 0x6FFFFFF0, 0x6FFFFFFE, 0x6FFFFFFC)
 _PARSE_ERRORS = (ELFError, struct.error, ValueError, IndexError, KeyError, AttributeError, OverflowError)
@@ -161,11 +162,15 @@ class _Summary:
         return dynamic, loads
 
     def _maybe_read_tables_now(self) -> None:
-        """Once the dynamic segment has gone by with the tables it points to behind it, read the tables on a
-        thread of their own while the rest of a large file streams (they are read at the end otherwise)."""
+        """Once the dynamic segment has gone by, look where the tables it points to are.
+
+        Behind, with much of a large file still to come: read them now on a thread of their own (they are
+        read at the end otherwise). Ahead (patchelf moves .dynstr, often .dynsym too, to a segment at the end
+        of the file; auditwheel's repairs do that): keep them as they pass, up to ``_AHEAD_KEPT`` bytes, rather
+        than inflate them again at the end."""
         sparse = self.sparse
         dynamic, loads = self._dynamic_and_loads()
-        if dynamic is None or sparse.size - sparse.position < _EARLY_MIN:
+        if dynamic is None:
             self._early_checked = True
             return
         if sparse.position < dynamic[0] + min(dynamic[1], _MAX_DYNAMIC) or sparse.position < sparse.prefix_limit:
@@ -180,10 +185,14 @@ class _Summary:
             strtab_end = amap.offset(tags[5]) + tags.get(10, 0) if 5 in tags else 0
         except _PARSE_ERRORS:
             return
-        if not where or max(where) >= sparse.position or strtab_end > sparse.position:
-            return  # a table lies ahead (an unusual layout): read at the end, when everything has passed
-        self._early = _EarlyTables(lambda: _read_dynamic(sparse, dynamic, loads, header["class"], header["endian"],
-                                                         header["e_machine"]))
+        ahead = [w for w in where if w >= sparse.position]
+        if ahead:
+            start = min(ahead)
+            sparse.keep(start, min(sparse.size, max(strtab_end, start + _AHEAD_KEPT), start + _AHEAD_KEPT))
+            return
+        if where and strtab_end <= sparse.position and sparse.size - sparse.position >= _EARLY_MIN:
+            self._early = _EarlyTables(lambda: _read_dynamic(sparse, dynamic, loads, header["class"],
+                                                             header["endian"], header["e_machine"]))
 
     def _read_headers(self) -> None:
         """Parse the file and program headers once the bytes holding them have arrived."""

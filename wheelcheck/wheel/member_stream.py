@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import threading
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -27,7 +28,8 @@ __all__ = ["MemberStream", "CHUNK"]
 CHUNK = 1 << 20  # most bytes one piece holds: the unit of memory per stream
 _READ = 1 << 16  # compressed bytes read at a time (64 KiB in: inflate's buffers stay small and warm)
 _MIN_CHECKPOINT_GAP = 8 << 20
-_MAX_CHECKPOINTS = 256  # the gap grows on huge members: at most ~12 MB of saved states
+_MAX_CHECKPOINTS = 256  # the gap grows on huge members: at most ~12 MB of saved states (twice that with rereads)
+_REREAD_GAP = 1 << 20  # checkpoints left by a reread, this far apart
 _FLAG_PATCHED, _FLAG_STRONG = 0x20, 0x40
 
 
@@ -45,6 +47,7 @@ class MemberStream:
         self._gap = max(_MIN_CHECKPOINT_GAP, info.file_size // _MAX_CHECKPOINTS)
         self._marks: list[int] = [0]  # output offsets of the checkpoints, ascending
         self._states: list[tuple[int, object]] = [(0, None)]  # (compressed offset, decompressor copy)
+        self._lock = threading.Lock()  # the first pass and rereads (another thread) both add checkpoints
 
     # -- the first pass
 
@@ -102,10 +105,13 @@ class MemberStream:
             yield from self._stored(offset, end)
             return
         if method == zipfile.ZIP_DEFLATED:
-            i = bisect.bisect_right(self._marks, offset) - 1
-            out_at, (in_at, state) = self._marks[i], self._states[i]
+            with self._lock:
+                i = bisect.bisect_right(self._marks, offset) - 1
+                out_at, (in_at, state) = self._marks[i], self._states[i]
             decompressor = state.copy() if state is not None else zlib.decompressobj(-15)
-            pieces = self._inflate(in_at, out_at, decompressor, out_at, checkpoints=False)
+            # a range read again is often read again nearby (the strings of one table): leave finer
+            # checkpoints on the way to it, so the next read starts close
+            pieces = self._inflate(in_at, out_at, decompressor, out_at, checkpoints=True, gap=_REREAD_GAP)
         else:
             pieces, out_at = self._through_zipfile(), 0
         for piece in pieces:
@@ -115,6 +121,18 @@ class MemberStream:
             out_at = stop
             if out_at >= end:
                 return
+
+    def _checkpoint(self, out_at: int, in_at: int, decompressor) -> None:
+        """Save the decompressor's state at output offset ``out_at`` (unless one is saved near it)."""
+        with self._lock:
+            i = bisect.bisect_right(self._marks, out_at)
+            if out_at - self._marks[i - 1] < _REREAD_GAP or (i < len(self._marks) and
+                                                             self._marks[i] - out_at < _REREAD_GAP):
+                return
+            if len(self._marks) >= _MAX_CHECKPOINTS * 2:
+                return  # the memory they may take is spent: rereads start further back
+            self._marks.insert(i, out_at)
+            self._states.insert(i, (in_at, decompressor.copy()))
 
     # -- sources
 
@@ -129,9 +147,11 @@ class MemberStream:
             yield piece
             pos += len(piece)
 
-    def _inflate(self, in_at: int, out_at: int, decompressor, first_mark: int, *, checkpoints: bool) -> Iterator[bytes]:
+    def _inflate(self, in_at: int, out_at: int, decompressor, first_mark: int, *, checkpoints: bool,
+                 gap: int = 0) -> Iterator[bytes]:
         compressed = self._info.compress_size
-        next_mark = first_mark + self._gap
+        gap = gap or self._gap
+        next_mark = first_mark + gap
         try:
             while in_at < compressed and not decompressor.eof:
                 data = self._pread(min(_READ, compressed - in_at), self._start + in_at)
@@ -145,9 +165,8 @@ class MemberStream:
                         out_at += len(piece)
                         yield piece
                 if checkpoints and out_at >= next_mark and not decompressor.eof:
-                    self._states.append((in_at, decompressor.copy()))  # before its mark: rereads may run now
-                    self._marks.append(out_at)
-                    next_mark = out_at + self._gap
+                    self._checkpoint(out_at, in_at, decompressor)
+                    next_mark = out_at + gap
             while not decompressor.eof:  # input ended: whatever inflate still holds, in bounded pieces
                 piece = decompressor.decompress(b"", CHUNK)
                 if not piece:

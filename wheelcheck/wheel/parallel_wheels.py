@@ -7,9 +7,7 @@ Within a wheel the members stream on threads, but parsing and judging hold the G
 
 from __future__ import annotations
 
-import multiprocessing
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from typing import TypeVar
 
 from wheelcheck.wheel.scanner import default_jobs
@@ -36,6 +34,9 @@ def map_wheels(call: Callable[[T], R], items: Sequence[T], jobs: int | None,
             if done:
                 done(i, results[-1])
         return results
+    import multiprocessing  # here: a single wheel, the common case, never pays for importing them
+    from concurrent.futures import ProcessPoolExecutor
+
     # fork where there is fork: the workers start with wheelcheck imported (the main thread alone runs here)
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method)) as pool:
