@@ -240,16 +240,32 @@ def undefined_versioned(defined: bytes, version_index: array):
 _UNDEFINED = bytes([1]) + bytes(255)
 
 
+class _Visits:
+    """Counts the records a walk visits; more than the file holds side by side means they overlap."""
+
+    def __init__(self, size: int, record_size: int, table: str) -> None:
+        self.left = size // record_size
+        self.table = table
+
+    def one(self) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise ValueError(f"the {self.table} records overlap (more visits than the file can hold)")
+
+
 def read_verneed(
     sparse: SparseFile, offset: int, number: int, endian: str, strings: StringTable
 ) -> list[tuple[str, str, int, int]]:
     """(file, version name, version index, flags) per vernaux entry."""
     out = []
+    visits = _Visits(sparse.size, 16, "version need")  # Elf_Verneed and Elf_Vernaux are both 16 bytes
     for _ in range(number):
+        visits.one()
         _ver, cnt, file_, aux, nxt = struct.unpack(endian + "HHIII", sparse.read(offset, 16))
         filename = strings.get(file_)
         aux_off = offset + aux
         for _ in range(cnt):
+            visits.one()
             _hash, flags, other, name, anext = struct.unpack(endian + "IHHII", sparse.read(aux_off, 16))
             out.append((filename, strings.get(name), other, flags))
             if not anext:
@@ -265,7 +281,9 @@ def read_verdef(sparse: SparseFile, offset: int, number: int, endian: str,
                 strings: StringTable) -> list[tuple[str, int, int]]:
     """(version name, version index, flags) per definition; the first aux names it."""
     out = []
+    visits = _Visits(sparse.size, 20, "version definition")  # sizeof(Elf_Verdef)
     for _ in range(number):
+        visits.one()
         _ver, flags, ndx, cnt, _hash, aux, nxt = struct.unpack(endian + "HHHHIII", sparse.read(offset, 20))
         if cnt:
             (name, _anext) = struct.unpack(endian + "II", sparse.read(offset + aux, 8))

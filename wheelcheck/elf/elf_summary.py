@@ -52,6 +52,7 @@ _MAX_NOTES = 1 << 20
 # stored only as the end of a longer string.
 _SONAME_STRING = re.compile(rb"lib[A-Za-z0-9_+\-][A-Za-z0-9_+.\-]*?\.so(?:\.[0-9]+)*(?=\x00)")
 _MAX_SONAME_STRINGS = 256  # a file naming more is not listing libraries to load
+_MAX_SCANNED_SEGMENTS = 16  # read-only PT_LOAD segments searched one by one (real files have one to three)
 _FILE_PIECE = 1 << 20
 _EARLY_MIN = 32 << 20  # tables are read while the file streams on only when this much is still to come
 _AHEAD_KEPT = 32 << 20  # the most kept of tables found to lie ahead when the dynamic section passes
@@ -215,14 +216,24 @@ class _Summary:
             if ptype in (PT_LOAD, PT_DYNAMIC, PT_NOTE, PT_INTERP) and offset + filesz > sparse.size:
                 raise BadElfError(self.path, f"truncated ELF file: a segment ends at byte {offset + filesz}, "
                                              f"past the end ({sparse.size})")
-        x86 = self.header["e_machine"] == "EM_X86_64"
-        for ptype, _flags, offset, _vaddr, filesz, _align in self.phdrs:
-            limit = {PT_DYNAMIC: _MAX_DYNAMIC, PT_INTERP: _MAX_INTERP, PT_NOTE: _MAX_NOTES if x86 else 0}.get(ptype)
-            if limit:
-                sparse.keep(offset, offset + min(filesz, limit))
+        # what is kept, bounded whatever the headers claim (up to 65,535 of them, each naming the whole file):
+        # the last PT_DYNAMIC and PT_INTERP (the loader's), and PT_NOTE bytes up to _MAX_NOTES in all
+        last = {ptype: (offset, filesz) for ptype, _f, offset, _v, filesz, _a in self.phdrs
+                if ptype in (PT_DYNAMIC, PT_INTERP)}
+        for ptype, limit in ((PT_DYNAMIC, _MAX_DYNAMIC), (PT_INTERP, _MAX_INTERP)):
+            if ptype in last:
+                sparse.keep(last[ptype][0], last[ptype][0] + min(last[ptype][1], limit))
+        if self.header["e_machine"] == "EM_X86_64":
+            budget = _MAX_NOTES
+            for ptype, _flags, offset, _vaddr, filesz, _align in self.phdrs:
+                if ptype == PT_NOTE and budget > 0:
+                    sparse.keep(offset, offset + min(filesz, budget))
+                    budget -= min(filesz, budget)
         loads = [(flags, offset, filesz) for ptype, flags, offset, _v, filesz, _a in self.phdrs if ptype == PT_LOAD]
-        self.scanners = [SpanScanner(_SONAME_STRING, off, min(off + size, sparse.size), _MAX_SONAME_STRINGS)
-                         for off, size in _read_only(loads)]
+        spans = list(dict.fromkeys((off, min(off + size, sparse.size)) for off, size in _read_only(loads)))
+        if len(spans) > _MAX_SCANNED_SEGMENTS:  # no linker makes so many: one search over them all
+            spans = [(min(a for a, _ in spans), max(b for _, b in spans))]
+        self.scanners = [SpanScanner(_SONAME_STRING, start, end, _MAX_SONAME_STRINGS) for start, end in spans]
         for scanner in self.scanners:  # the bytes that passed before the headers were known
             passed = min(scanner.end, sparse.position)
             at = max(scanner.start - 1, 0)
@@ -244,22 +255,26 @@ class _Summary:
         arch, arch_problem = arch_of(header["e_machine"], elf_class, little, header["e_flags"])
         loads: list[tuple[int, int, int]] = []
         dynamic: tuple[int, int] | None = None
-        interpreter = None
+        interpreter = interp_span = None
         gnu_stack = exec_stack = False
         notes = []
+        note_budget = _MAX_NOTES
         for ptype, flags, offset, vaddr, filesz, align in self.phdrs:
             if ptype == PT_LOAD:
                 loads.append((vaddr, offset, filesz))
             elif ptype == PT_DYNAMIC:
                 dynamic = (offset, filesz)
             elif ptype == PT_INTERP:
-                raw = sparse.read(offset, min(filesz, _MAX_INTERP))
-                interpreter = bytes(raw).split(b"\0", 1)[0].decode("utf-8", "replace")
+                interp_span = (offset, filesz)  # the last one counts, as for the loader
             elif ptype == PT_GNU_STACK:
                 gnu_stack = True
                 exec_stack = bool(flags & PF_X)
-            elif ptype == PT_NOTE and arch == "x86_64":
-                notes.append((bytes(sparse.read(offset, min(filesz, _MAX_NOTES))), align))
+            elif ptype == PT_NOTE and arch == "x86_64" and note_budget > 0:
+                notes.append((bytes(sparse.read(offset, min(filesz, note_budget))), align))
+                note_budget -= min(filesz, note_budget)
+        if interp_span is not None:
+            raw = sparse.read(interp_span[0], min(interp_span[1], _MAX_INTERP))
+            interpreter = bytes(raw).split(b"\0", 1)[0].decode("utf-8", "replace")
         if not gnu_stack and header["e_type"] in ("ET_DYN", "ET_EXEC"):
             exec_stack = True  # without PT_GNU_STACK the loader assumes an executable stack
         isa_level, isa_problem = x86_isa_level(notes, endian) if notes else (None, None)
