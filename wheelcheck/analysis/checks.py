@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from wheelcheck.analysis.context import CheckContext, Fact
 from wheelcheck.analysis.cxxabi import check_cxx_abi
 from wheelcheck.analysis.exposure import check_exposure
+from wheelcheck.analysis.layout import check_layout
 from wheelcheck.analysis.loading import check_loading
 from wheelcheck.analysis.runtime_deps import check_runtime_deps
 from wheelcheck.report.model import Finding
@@ -23,4 +24,4 @@ __all__ = ["CheckContext", "Check", "Fact", "CHECKS"]
 Check = Callable[[CheckContext], Iterable[Finding | Fact]]
 
 # The checks run on every audit, in order.
-CHECKS: tuple[Check, ...] = (check_cxx_abi, check_exposure, check_runtime_deps, check_loading)
+CHECKS: tuple[Check, ...] = (check_cxx_abi, check_exposure, check_runtime_deps, check_loading, check_layout)
