@@ -38,7 +38,7 @@ class ForeignDirectories:
     needer: str
     soname: str
     directories: tuple[str, ...]  # site-packages directories of the RPATH that the wheel does not ship
-    required: tuple[str, ...]  # Requires-Dist names that may own them (named like the directory)
+    required: tuple[str, ...]  # the Requires-Dist names that may install them (named like the directory)
 
 
 def shipped_copies(elves: list[ElfInfo]) -> dict[str, list[ElfInfo]]:
@@ -67,21 +67,25 @@ def unreached(model: WheelModel, needer: ElfInfo, soname: str,
 
 
 def foreign_directories(model: WheelModel, needer: ElfInfo, soname: str) -> ForeignDirectories | None:
-    """The directories of ``needer``'s RPATH/RUNPATH inside site-packages that the wheel ships nothing in."""
+    """The directories of ``needer``'s RPATH/RUNPATH inside site-packages that the wheel ships nothing in
+    and that a distribution of its Requires-Dist is named like; None when there is none (build-tree
+    leftovers such as Bazel's ``_solib_local`` name no distribution, and say nothing about the library)."""
     shipped_dirs = {posixpath.dirname(model.install_path(m)) for m in model.members}
-    foreign = []
+    required = _requirements(model)
+    directories: list[str] = []
+    owners: list[str] = []
     for entry in needer.rpath + needer.runpath:
         directory = rpath_directory(model, needer.path, entry)
         if directory is None or not directory.startswith("/sp/") or any(
                 d == directory or d.startswith(directory + "/") for d in shipped_dirs):
             continue
-        foreign.append(directory[len("/sp/"):])
-    if not foreign:
+        named = _owners(directory[len("/sp/"):], required)
+        if named:
+            directories.append(directory[len("/sp/"):])
+            owners += named
+    if not directories:
         return None
-    foreign = list(dict.fromkeys(foreign))
-    required = _requirements(model)
-    owners = [name for d in foreign for name in _owners(d, required)]
-    return ForeignDirectories(needer.path, soname, tuple(foreign), tuple(dict.fromkeys(owners)))
+    return ForeignDirectories(needer.path, soname, tuple(dict.fromkeys(directories)), tuple(dict.fromkeys(owners)))
 
 
 def why_missing(model: WheelModel, needer: ElfInfo | None, soname: str,
@@ -101,17 +105,11 @@ def why_missing(model: WheelModel, needer: ElfInfo | None, soname: str,
                       f"`wheelcheck repair` adds it")
     foreign = foreign_directories(model, needer, soname)
     if foreign is not None:
-        where = ", ".join(foreign.directories)
-        if foreign.required:
-            owners = ", ".join(foreign.required)
-            return (f"needs {soname}, which the wheel does not provide; its RPATH leads to {where}, where "
-                    f"{owners} (in Requires-Dist) installs its files",
-                    f"if {owners} provides it, accept it with --exclude '{soname}' (the loader finds it there "
-                    f"once {owners} is installed); otherwise vendor it with `wheelcheck repair`")
-        return (f"needs {soname}, which the wheel does not provide; its RPATH leads to {where}, which no "
-                f"distribution of its Requires-Dist is named like",
-                f"require the distribution that installs {where} and --exclude '{soname}', or vendor it "
-                f"with `wheelcheck repair`")
+        where, owners = ", ".join(foreign.directories), " or ".join(foreign.required)
+        return (f"needs {soname}, which the wheel does not provide; its RPATH leads to {where}, where "
+                f"{owners} (in Requires-Dist) installs its files",
+                f"if {owners} provides it, accept it with --exclude '{soname}' (the loader finds it there "
+                f"once {owners} is installed); otherwise vendor it with `wheelcheck repair`")
     return plain
 
 
