@@ -32,7 +32,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from wheelcheck.data import system_drivers  # noqa: E402
-from wheelcheck.report.model import WheelReport  # noqa: E402
+from wheelcheck.audit.findings import WheelReport  # noqa: E402
 
 LISTING = ROOT / "corpus" / "differential.tsv"
 ANSWERS = ROOT / "corpus" / "auditwheel"

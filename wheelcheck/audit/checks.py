@@ -13,11 +13,11 @@ from collections.abc import Callable, Iterable
 
 from wheelcheck.audit.check_context import CheckContext, Fact
 from wheelcheck.audit.cxxabi import check_cxx_abi
+from wheelcheck.audit.elf_in_purelib import check_layout
 from wheelcheck.audit.exposure import check_exposure
 from wheelcheck.audit.unsafe_loading import check_loading
 from wheelcheck.audit.runtime_deps import check_runtime_deps
 from wheelcheck.audit.findings import Finding
-from wheelcheck.audit.elf_in_purelib import check_layout
 
 __all__ = ["CheckContext", "Check", "Fact", "CHECKS"]
 

@@ -11,13 +11,13 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatch
 
-from wheelcheck.symbols.mangling import has_new_abi, short_name
-from wheelcheck.wheel.library_resolution import LIBPYTHON, Resolution
 from wheelcheck.audit.library_reach import shipped_copies, why_missing
-from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.data import system_drivers
 from wheelcheck.elf.elf_info import ElfInfo, is_dynamic_loader
 from wheelcheck.policy.policy_model import Policy
+from wheelcheck.symbols.mangling import has_new_abi, short_name
+from wheelcheck.wheel.library_resolution import LIBPYTHON, Resolution
+from wheelcheck.wheel.wheel_model import WheelModel
 
 __all__ = ["Constraint", "collect_constraints", "namespace_of"]
 
