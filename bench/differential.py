@@ -233,7 +233,8 @@ def _why_auditwheel_is_stricter(show: dict, wc: WheelReport) -> list[tuple[str, 
     extra = sorted(set(show.get("versioned_symbols", {})) - set(wc.versioned_symbols))
     if extra:
         out.append(("d1", f"auditwheel judged versions of {', '.join(extra)}, read from this host"))
-    if rank(wc.best_tag) is not None and rank(wc.best_tag) > rank("manylinux_2_41_x") and show["overall_tag"].startswith("linux"):
+    newer = rank(wc.best_tag) is not None and rank(wc.best_tag) < rank("manylinux_2_41_x")
+    if newer and show["overall_tag"].startswith("linux"):
         out.append(("d11", "glibc 2.42/2.43"))
     return out or [("?", f"auditwheel {show['overall_tag']}, wheelcheck {wc.best_tag}: no reason found")]
 
@@ -246,8 +247,9 @@ def _why_wheelcheck_is_stricter(show: dict, wc: WheelReport) -> list[tuple[str, 
             out.append(("d5", f"{f.file}: {f.message}"))
         elif f.rule == "blacklisted-symbol":
             out.append(("d6", f"{f.file}: {f.message}"))
-        elif f.rule == "external-library" and not show.get("external_libs"):
-            out.append(("d7", f"{f.file}: {f.message}"))
+        elif f.rule == "external-library" and _needed(f.message) in _shipped_sonames(wc) \
+                and _needed(f.message) not in show.get("external_libs", {}):
+            out.append(("d7", f"{f.file}: {f.message}"))  # auditwheel found the wheel's copy, ld.so does not
         elif f.rule == "libpython":
             out.append(("d2", f"{f.file}: {f.message}"))
         else:
@@ -255,6 +257,11 @@ def _why_wheelcheck_is_stricter(show: dict, wc: WheelReport) -> list[tuple[str, 
     if _host_found(show):
         out = [("d1", f"auditwheel found {', '.join(_host_found(show))} on this host")] + out
     return out or [("?", f"auditwheel {show['overall_tag']}, wheelcheck {wc.best_tag}: no reason found")]
+
+
+def _needed(message: str) -> str | None:
+    match = re.match(r"needs (\S+?)(?:[;,]|$)", message)
+    return match.group(1) if match else None
 
 
 def _explain_external(row: Row, show: dict, wc: WheelReport) -> None:

@@ -4,11 +4,13 @@
 usage: python corpus/fetch.py LISTING DEST_DIR
 
 LISTING is a tab-separated file whose first column is a wheel's file name (lines starting with '#' and
-blank lines are skipped), e.g. corpus/differential.tsv; a column `sha256:<hex>` pins the file's hash, which
-pip then checks (--require-hashes). Each wheel is fetched as name==version for its own
-python, abi and platform tags, with --no-deps and --only-binary, so pip can only pick that very file; a
-wheel already in DEST_DIR is not fetched again. Exit status 1 when a wheel could not be had (offline, or
-withdrawn from the index), after trying them all.
+blank lines are skipped), e.g. corpus/differential.tsv. Each wheel is fetched as name==version for its own
+python, abi and platform tags, with --no-deps and --only-binary. A column `sha256:<hex>` pins the file's
+hash (pip --require-hashes): pin it, because a release may hold two files for the same tags (regex
+2026.11.15 has ...-manylinux2014_x86_64.manylinux_2_17_x86_64.whl and the same name with
+.manylinux_2_28_x86_64 added), and without the hash pip may fetch the other one, which is then reported
+missing. A wheel already in DEST_DIR is not fetched again. Exit status 1 when a wheel could not be had
+(offline, or withdrawn from the index), after trying them all.
 """
 from __future__ import annotations
 
