@@ -174,3 +174,39 @@ def test_repair_moves_a_purelib_wheel_to_platlib(purelib, tmp_path):
     assert "Root-Is-Purelib: false" in wheel_text
     assert not by_rule(audit_one(Path(doc["wheels"][0]["output"])), "elf-in-purelib")
     assert doc["wheels"][0]["status"] == "repaired"
+
+
+TOOL_SRC = """\
+#include <stdio.h>
+extern int alpha_value(void);
+int main(void) { printf("alpha=%d\\n", alpha_value()); return 0; }
+"""
+
+
+def test_a_script_that_cannot_reach_the_shipped_library_is_moved_and_reaches_it(build, tmp_path):
+    """An ELF executable in .data/scripts lands at no fixed distance from site-packages: repair moves it
+    beside the package (a launcher takes its place) and gives it the path to the shipped copy."""
+    alpha, beta = build.alpha_beta()
+    tool = build.compile_c(TOOL_SRC, "reach-tool", shared=False, libs=(alpha,),
+                           flags=(f"-Wl,-rpath-link,{beta.parent}",))
+    wheel = build_wheel(tmp_path, "reachtool", "1.0", "py3-none-linux_x86_64", {
+        "reachtool/__init__.py": b"",
+        "reachtool/lib/libalpha.so.1": alpha,
+        "reachtool/lib/libbeta.so.1": beta,
+        "reachtool-1.0.data/scripts/reach-tool": tool,
+    })
+    (finding,) = by_rule(audit_one(wheel), "external-library")
+    assert finding.message.startswith("needs libalpha.so.1; the wheel ships reachtool/lib/libalpha.so.1, but this "
+                                      "file, which has no RPATH or RUNPATH ($ORIGIN = the scripts directory),")
+    proc, doc = repair_json(wheel, "-w", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    (patched,) = doc["wheels"][0]["patched"]
+    assert patched["moved_to"] == "reachtool.scripts/reach-tool"
+    assert patched["rpath_after"] == ["$ORIGIN/../reachtool/lib"] and doc["wheels"][0]["grafted"] == []
+    python = make_venv(tmp_path / "venv")
+    installed = pip_install(python, Path(doc["wheels"][0]["output"]))
+    assert installed.returncode == 0, installed.stderr
+    run = subprocess.run([str(python.parent / "reach-tool")], capture_output=True, text=True, cwd=tmp_path,
+                         env=_clean_env(), timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == f"alpha={ALPHA_TIMES}"

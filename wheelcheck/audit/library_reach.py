@@ -114,7 +114,10 @@ def why_missing(model: WheelModel, needer: ElfInfo | None, soname: str,
 
 
 def _searched(needer: ElfInfo, home: str) -> str:
-    where = f"$ORIGIN = {home[len('/sp/'):] or '.'}" if home.startswith("/sp/") else f"$ORIGIN = {home}"
+    if home == "/sp" or home.startswith("/sp/"):
+        where = f"$ORIGIN = {home[len('/sp/'):] or 'site-packages'}"
+    else:  # /bin, /data/...: the scheme's scripts or data directory, wherever the installer puts it
+        where = f"$ORIGIN = the {home.split('/')[1].replace('bin', 'scripts')} directory"
     if needer.runpath:
         return f"this file's RUNPATH {':'.join(needer.runpath)} ({where})"
     if needer.rpath:
