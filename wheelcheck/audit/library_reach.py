@@ -59,8 +59,9 @@ def unreached(model: WheelModel, needer: ElfInfo, soname: str,
     home = posixpath.dirname(model.install_path(needer.path))
     shipped = min(candidates, key=lambda c: (_distance(home, c, model), c.path))
     entry = None
-    if home.startswith("/sp"):  # scripts and data files land at no fixed distance from site-packages
-        there = posixpath.dirname(model.install_path(shipped.path))
+    there = posixpath.dirname(model.install_path(shipped.path))
+    if _in_site_packages(home) and _in_site_packages(there):
+        # scripts and data files land at no fixed distance from site-packages: no $ORIGIN path between
         relative = posixpath.relpath(there, home)
         entry = "$ORIGIN" if relative == "." else f"$ORIGIN/{relative}"
     return Unreached(needer.path, soname, shipped.path, entry, _searched(needer, home))
@@ -98,6 +99,9 @@ def why_missing(model: WheelModel, needer: ElfInfo | None, soname: str,
     found = unreached(model, needer, soname, copies)
     if found is not None:
         what = f"needs {soname}; the wheel ships {found.shipped}, but {found.searched} does not reach it"
+        if found.entry is None and not _in_site_packages(posixpath.dirname(model.install_path(found.shipped))):
+            return what, ("the copy is installed outside site-packages (.data/), at no fixed distance from this "
+                          "file: ship it beside the file, in site-packages")
         if found.entry is None:
             return what, ("an executable installed as a script lands at no fixed distance from site-packages: "
                           "`wheelcheck repair` moves it beside the package and adds the path to it")
@@ -113,8 +117,12 @@ def why_missing(model: WheelModel, needer: ElfInfo | None, soname: str,
     return plain
 
 
+def _in_site_packages(directory: str) -> bool:
+    return directory == "/sp" or directory.startswith("/sp/")
+
+
 def _searched(needer: ElfInfo, home: str) -> str:
-    if home == "/sp" or home.startswith("/sp/"):
+    if _in_site_packages(home):
         where = f"$ORIGIN = {home[len('/sp/'):] or 'site-packages'}"
     else:  # /bin, /data/...: the scheme's scripts or data directory, wherever the installer puts it
         where = f"$ORIGIN = the {home.split('/')[1].replace('bin', 'scripts')} directory"

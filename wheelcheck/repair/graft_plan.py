@@ -197,8 +197,12 @@ def _edit(model: WheelModel, elf: ElfInfo, resolution: Resolution, renames: dict
           dist: str, copies: dict[str, list[ElfInfo]]) -> MemberEdit | None:
     direct = tuple((n, renames[n]) for n in elf.needed if n in renames and (elf.path, n) not in resolution.provided)
     removed = tuple(n for n in elf.needed if LIBPYTHON.match(n))
-    shipped = tuple((n, found.shipped) for n in elf.needed if (elf.path, n) in resolution.unresolved
-                    and (found := unreached(model, elf, n, copies)) is not None)
+    # copies in site-packages, for files in site-packages or scripts (moved there); other files under .data/
+    # are at no fixed distance from anything
+    reachable = model.install_path(elf.path).startswith("/sp/") or _script_home(model, elf.path, dist)
+    shipped = tuple((n, found.shipped) for n in elf.needed if reachable and (elf.path, n) in resolution.unresolved
+                    and (found := unreached(model, elf, n, copies)) is not None
+                    and model.install_path(found.shipped).startswith("/sp/"))
     if not direct and not removed and not shipped:
         return None
     moved_to = _script_home(model, elf.path, dist) if direct or shipped else None
