@@ -30,6 +30,15 @@ __all__ = ["scan_wheel", "Progress", "default_jobs"]
 
 _AHEAD = 1 << 20  # members smaller than this are inflated on the thread that summarises them
 PROGRESS_STEP = 32 << 20  # within a large member, progress moves at least this often
+# GNU ld scripts named like libraries (intel-cmplr-lib-rt's libintlc.so is "INPUT (libintlc.so.5)"): only the
+# link editor reads them, the loader never does, so they are not the wheel's ELF files and not bad input
+_LINKER_SCRIPT_STARTS = (b"/* GNU ld script", b"INPUT", b"GROUP", b"OUTPUT_FORMAT", b"SEARCH_DIR")
+
+
+def _is_linker_script(head: bytes) -> bool:
+    text = head.lstrip()
+    return text.startswith(_LINKER_SCRIPT_STARTS) and b"\0" not in head
+
 
 # progress(done, total): bytes of ELF members summarised so far, out of all; called from this process only
 Progress = Callable[[int, int], None]
@@ -60,7 +69,7 @@ def scan_wheel(path: str | Path, jobs: int | None = None, progress: Progress | N
                 continue
             if member.file_size >= 4 and is_elf(reader.head(name)):
                 candidates.append(member)
-            elif looks_like_shared_object(name):
+            elif looks_like_shared_object(name) and not _is_linker_script(reader.head(name, 256)):
                 raise BadElfError(f"{reader.path}:{name}", "named like a shared object but is not an ELF file")
         results = _summarize_all(reader, candidates, [record.algorithm(m.filename) for m in candidates],
                                  jobs or default_jobs(), _Tally(candidates, progress))
