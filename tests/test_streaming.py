@@ -165,3 +165,18 @@ def test_memory_does_not_grow_with_a_member(build, tmp_path):
         assert peak < 24 << 20, f"jobs={jobs}: {peak >> 20} MiB held while reading a 96 MiB member"
     with WheelReader(wheel) as reader:  # and the bytes read are the member's, hashed as RECORD says
         assert reader.read(f"pkg/{big.name}")[:len(small)] == small
+
+
+def test_wheels_audited_on_processes_report_as_one_by_one(build, tmp_path):
+    """`audit DIR` runs one process per wheel: the same reports, in the same order, as one at a time."""
+    from wheelcheck.api import audit
+
+    for i in range(3):
+        ext = build.compile_c(extension_source(f"m{i}"), f"m{i}.so")
+        build_wheel(tmp_path, f"pkg{i}", "1.0", "cp311-cp311-linux_x86_64",
+                    {f"pkg{i}/m{i}.cpython-311-x86_64-linux-gnu.so": ext})
+    (tmp_path / "broken-1.0-py3-none-any.whl").write_bytes(b"not a zip")
+    serial, parallel = audit(tmp_path, jobs=1), audit(tmp_path, jobs=2)
+    assert [w.filename for w in parallel.wheels] == [w.filename for w in serial.wheels]
+    assert [w.to_dict() for w in parallel.wheels] == [w.to_dict() for w in serial.wheels]
+    assert "not a zip" in parallel.wheels[0].error and parallel.wheels[1].best_tag

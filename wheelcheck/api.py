@@ -105,8 +105,9 @@ def audit(
         raise UsageError(str(cxx_abi), "--cxx-abi must be 'old' or 'new'")
     if fail_on not in SEVERITIES:
         raise UsageError(str(fail_on), "--fail-on must be 'error', 'warning' or 'info'")
-    options = AuditOptions(policies=load_policies(policy_file), plat=plat, exclude=tuple(exclude),
-                           cxx_abi=cxx_abi, fail_on=fail_on, isa_check=isa_check)
+    settings = dict(policy_file=policy_file, plat=plat, exclude=tuple(exclude), cxx_abi=cxx_abi, fail_on=fail_on,
+                    isa_check=isa_check)
+    options = _audit_options(**settings)
     wheels = expand_paths(paths)
     if len(wheels) == 1 or jobs == 1:
         return AuditReport([audit_wheel(p, options, tuple(lib_path), jobs, progress) for p in wheels], fail_on=fail_on)
@@ -115,8 +116,18 @@ def audit(
         if progress:
             progress(wheels[i].name, 1, 1)
 
-    audit_one = partial(audit_wheel, options=options, lib_path=tuple(lib_path), jobs=jobs)
+    # the options hold read-only mappings that do not pickle: each worker makes its own from the settings
+    audit_one = partial(_audit_in_worker, settings=settings, lib_path=tuple(lib_path), jobs=jobs)
     return AuditReport(map_wheels(audit_one, wheels, jobs, done), fail_on=fail_on)
+
+
+def _audit_options(*, policy_file, plat, exclude, cxx_abi, fail_on, isa_check) -> AuditOptions:
+    return AuditOptions(policies=load_policies(policy_file), plat=plat, exclude=exclude, cxx_abi=cxx_abi,
+                        fail_on=fail_on, isa_check=isa_check)
+
+
+def _audit_in_worker(path: Path, settings: dict, lib_path: tuple[str, ...], jobs: int | None) -> WheelReport:
+    return audit_wheel(path, _audit_options(**settings), lib_path, jobs)
 
 
 def show(
