@@ -12,7 +12,9 @@ Two cases deserve more than "the wheel does not provide it":
 from __future__ import annotations
 
 import posixpath
+from bisect import bisect_left
 from dataclasses import dataclass
+from functools import lru_cache
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
@@ -71,14 +73,13 @@ def foreign_directories(model: WheelModel, needer: ElfInfo, soname: str) -> Fore
     """The directories of ``needer``'s RPATH/RUNPATH inside site-packages that the wheel ships nothing in
     and that a distribution of its Requires-Dist is named like; None when there is none (build-tree
     leftovers such as Bazel's ``_solib_local`` name no distribution, and say nothing about the library)."""
-    shipped_dirs = {posixpath.dirname(model.install_path(m)) for m in model.members}
+    shipped_dirs = _shipped_directories(model.members, model.data_dir, model.root_is_purelib)
     required = _requirements(model)
     directories: list[str] = []
     owners: list[str] = []
     for entry in needer.rpath + needer.runpath:
         directory = rpath_directory(model, needer.path, entry)
-        if directory is None or not directory.startswith("/sp/") or any(
-                d == directory or d.startswith(directory + "/") for d in shipped_dirs):
+        if directory is None or not directory.startswith("/sp/") or _ships_in(shipped_dirs, directory):
             continue
         named = _owners(directory[len("/sp/"):], required)
         if named:
@@ -87,6 +88,24 @@ def foreign_directories(model: WheelModel, needer: ElfInfo, soname: str) -> Fore
     if not directories:
         return None
     return ForeignDirectories(needer.path, soname, tuple(dict.fromkeys(directories)), tuple(dict.fromkeys(owners)))
+
+
+@lru_cache(maxsize=4)
+def _shipped_directories(members: tuple[str, ...], data_dir: str, root_is_purelib: bool) -> list[str]:
+    """The install directories of the members, sorted: made once per wheel, not once per finding (tensorflow
+    has 12,825 members and hundreds of libraries to ask about)."""
+    model = WheelModel(filename="", name="", version="", tags=frozenset(), elves=(), members=members,
+                       root_is_purelib=root_is_purelib, data_dir=data_dir)
+    return sorted({posixpath.dirname(model.install_path(m)) for m in members})
+
+
+def _ships_in(sorted_dirs: list[str], directory: str) -> bool:
+    """Is ``directory``, or a directory under it, among ``sorted_dirs``?"""
+    i = bisect_left(sorted_dirs, directory)
+    if i < len(sorted_dirs) and sorted_dirs[i] == directory:
+        return True
+    j = bisect_left(sorted_dirs, directory + "/")
+    return j < len(sorted_dirs) and sorted_dirs[j].startswith(directory + "/")
 
 
 def why_missing(model: WheelModel, needer: ElfInfo | None, soname: str,
