@@ -162,13 +162,19 @@ def _same_machine(a: ElfInfo, b: ElfInfo) -> bool:
 
 
 def _requirements(model: WheelModel) -> list[str]:
+    return list(_required_names(model.requires_dist))
+
+
+@lru_cache(maxsize=4)
+def _required_names(requires_dist: tuple[str, ...]) -> tuple[str, ...]:
+    """Parsed once per wheel, not once per finding (Requirement parsing dominated tensorflow's audit)."""
     names = []
-    for line in model.requires_dist:
+    for line in requires_dist:
         try:
             names.append(canonicalize_name(Requirement(line).name))
         except InvalidRequirement:
             continue
-    return list(dict.fromkeys(names))
+    return tuple(dict.fromkeys(names))
 
 
 def _owners(directory: str, required: list[str]) -> list[str]:
