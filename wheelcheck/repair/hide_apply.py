@@ -20,13 +20,13 @@ from wheelcheck.elf.rodata_strings import identifier_strings
 from wheelcheck.elf.elf_summary import summarize
 from wheelcheck.elf.symbol_edit import SymbolEditError, apply_symbol_edit
 from wheelcheck.errors import RepairError
+from wheelcheck.symbols.sonames import last_hash
 from wheelcheck.repair.graft_apply import Applied
 from wheelcheck.wheel.wheel_reader import WheelReader
 from wheelcheck.wheel.wheel_rebuild import NewMember
 
 __all__ = ["hide_symbols", "prefix_for", "RENAMED"]
 
-_HASHED = re.compile(r"-([0-9a-f]{8})(?=\.so)")
 RENAMED = re.compile(r"^wc[0-9a-f]{8}_")  # what prefix_for makes: a name an earlier repair made unique
 _PY_STRING = re.compile(rb"""["']([A-Za-z_][A-Za-z0-9_]{2,200})["']""")
 
@@ -37,8 +37,7 @@ def prefix_for(member: str, data: bytes) -> str:
     Taken from the name when there is one, so that repairing the output again finds the same prefix and
     leaves the names alone (idempotence).
     """
-    found = _HASHED.search(member.rsplit("/", 1)[-1])
-    digest = found.group(1) if found else hashlib.sha256(data).hexdigest()[:8]
+    digest = last_hash(member.rsplit("/", 1)[-1]) or hashlib.sha256(data).hexdigest()[:8]
     return f"wc{digest}_"
 
 
