@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-__all__ = ["WheelcheckError", "BadWheelError", "BadElfError", "PolicyError", "UsageError", "RepairError",
-           "OutputError"]
+__all__ = ["WheelcheckError", "BadWheelError", "BadElfError", "ElfFormatError", "PolicyError", "UsageError",
+           "RepairError", "SymbolEditError", "OutputError"]
 
 
 class WheelcheckError(Exception):
@@ -23,6 +23,17 @@ class BadElfError(WheelcheckError):
     """A member that must be an ELF file is not one or cannot be parsed."""
 
 
+class ElfFormatError(BadElfError):
+    """Bytes that do not parse as the ELF structure they should be, raised where they are read.
+
+    The table readers see bytes, not files; ``elf.elf_summary.summarize`` catches this and raises a
+    BadElfError that names the file.
+    """
+
+    def __init__(self, problem: str) -> None:
+        super().__init__("ELF data", problem)
+
+
 class PolicyError(WheelcheckError):
     """A policy file cannot be read or does not describe a policy."""
 
@@ -33,6 +44,10 @@ class UsageError(WheelcheckError):
 
 class RepairError(WheelcheckError):
     """A repair cannot be done: a needed library is not on this host, an ELF edit failed."""
+
+
+class SymbolEditError(RepairError):
+    """LIEF could not read or write a file whose symbols repair --hide-symbols edits."""
 
 
 class OutputError(WheelcheckError):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import struct
 
+from wheelcheck.errors import ElfFormatError
+
 __all__ = ["AddressMap", "StringTable", "read_symbols", "count_symbols", "read_verneed", "read_verdef",
            "read_versym"]
 
@@ -27,14 +29,14 @@ class AddressMap:
         for start, off, size in self._loads:
             if start <= vaddr < start + size:
                 return off + (vaddr - start)
-        raise ValueError(f"address {vaddr:#x} is in no loaded segment")
+        raise ElfFormatError(f"address {vaddr:#x} is in no loaded segment")
 
 
 class StringTable:
     def __init__(self, data: bytes, offset: int, size: int) -> None:
         end = offset + size
         if offset < 0 or size < 0 or end > len(data):
-            raise ValueError("string table lies outside the file")
+            raise ElfFormatError(f"the string table (offset {offset!r}, size {size!r}) lies outside the file")
         self._data = data
         self._base = offset
         self._end = end
@@ -42,10 +44,10 @@ class StringTable:
     def get(self, index: int) -> str:
         start = self._base + index
         if start >= self._end:
-            raise ValueError(f"string index {index} outside the string table")
+            raise ElfFormatError(f"string index {index!r} lies outside the string table")
         stop = self._data.find(b"\0", start, self._end)
         if stop < 0:
-            raise ValueError("unterminated string in the string table")
+            raise ElfFormatError(f"the string at index {index!r} of the string table is not terminated")
         return self._data[start:stop].decode("utf-8", "replace")
 
 
@@ -84,7 +86,7 @@ def read_symbols(data: bytes, offset: int, count: int, elf_class: int, endian: s
         fmt, entsize, cols = endian + "IIIBBH", 16, (0, 3, 4, 5, 2)
     end = offset + count * entsize
     if count < 0 or end > len(data):
-        raise ValueError("symbol table runs past the end of the file")
+        raise ElfFormatError(f"the symbol table ({count!r} symbols at offset {offset!r}) runs past the end of the file")
     if count <= 1:
         return (), b"", b"", (), ()
     columns = list(zip(*struct.iter_unpack(fmt, data[offset + entsize:end])))
@@ -95,7 +97,7 @@ def read_symbols(data: bytes, offset: int, count: int, elf_class: int, endian: s
 def read_versym(data: bytes, offset: int, count: int, endian: str) -> tuple[int, ...]:
     end = offset + 2 * count
     if end > len(data):
-        raise ValueError("version symbol table runs past the end of the file")
+        raise ElfFormatError(f"the version symbol table ({count!r} entries at offset {offset!r}) runs past the end of the file")
     return struct.unpack_from(f"{endian}{count}H", data, offset)
 
 
