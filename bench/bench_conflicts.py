@@ -32,9 +32,9 @@ sys.path.insert(0, str(ROOT))
 from tests.fixtures.hygiene_sources import synthetic_exports_asm  # noqa: E402
 from tests.fixtures.wheels import build_wheel  # noqa: E402
 from timing import best  # noqa: E402
-from wheelcheck.analysis.conflicts import find_conflicts  # noqa: E402
-from wheelcheck.analysis.processes import group_processes  # noqa: E402
-from wheelcheck.distributions import from_wheel  # noqa: E402
+from wheelcheck.conflicts.find_conflicts import find_conflicts  # noqa: E402
+from wheelcheck.conflicts.processes import group_processes  # noqa: E402
+from wheelcheck.conflicts.read_distributions import from_wheel  # noqa: E402
 
 
 

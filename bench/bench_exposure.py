@@ -24,9 +24,9 @@ from tests.fixtures.hygiene_sources import synthetic_exports_asm  # noqa: E402
 from tests.fixtures.wheels import build_wheel  # noqa: E402
 from timing import best  # noqa: E402
 from wheelcheck import audit  # noqa: E402
-from wheelcheck.analysis.cxxabi import classify  # noqa: E402
-from wheelcheck.analysis.exposure import exposure_of  # noqa: E402
-from wheelcheck.elf.summary import summarize  # noqa: E402
+from wheelcheck.audit.cxxabi import classify  # noqa: E402
+from wheelcheck.audit.exposure import exposure_of  # noqa: E402
+from wheelcheck.elf.elf_summary import summarize  # noqa: E402
 
 
 

@@ -27,8 +27,8 @@ import zipfile
 from pathlib import Path
 
 from wheelcheck.repair.retag import retag_filename, retag_wheel_text
-from wheelcheck.wheel.reader import WheelReader
-from wheelcheck.wheel.rebuild import NewMember, rebuild_wheel
+from wheelcheck.wheel.wheel_reader import WheelReader
+from wheelcheck.wheel.wheel_rebuild import NewMember, rebuild_wheel
 
 CORPUS = Path.home() / ".cache" / "wheelcheck-corpus"
 DEFAULT_WHEELS = ["opencv_python_headless-*-manylinux_2_28_x86_64.whl",

@@ -17,7 +17,7 @@ from tests.fixtures.conflict_wheels import (
 from tests.fixtures.stories import STORIES, build_story
 from tests.fixtures.vendoring import repaired_wheel
 from tests.helpers import run_cli
-from wheelcheck.report.conflicts import conflicts_schema
+from wheelcheck.report.conflicts_json import conflicts_schema
 
 # what each story's library defines (tests/fixtures/stories.py), and the family its names belong to
 STORY_NAMES = {"lapack": {"dsyevd_": "blas", "solver_scale": None, "dsyevd_helper_only": None},

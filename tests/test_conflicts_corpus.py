@@ -14,7 +14,7 @@ import pytest
 
 from tests.fixtures.conflict_wheels import exported
 from tests.helpers import run_cli
-from wheelcheck.report.conflicts import conflicts_schema
+from wheelcheck.report.conflicts_json import conflicts_schema
 
 pytestmark = pytest.mark.corpus
 

@@ -13,9 +13,9 @@ from packaging.tags import parse_tag
 from tests.fixtures.conflict_wheels import TAG, ext_member, member_bytes, openmp_pair, pip_install, soname_pair
 from tests.fixtures.wheels import build_wheel
 from tests.helpers import run_cli
-from wheelcheck.analysis.distribution import Distribution
-from wheelcheck.analysis.processes import group_processes, left_out
-from wheelcheck.distributions import uses_rtld_global
+from wheelcheck.conflicts.distribution import Distribution
+from wheelcheck.conflicts.processes import group_processes, left_out
+from wheelcheck.conflicts.read_distributions import uses_rtld_global
 
 
 def conflicts_json(*args) -> tuple[int, dict]:

@@ -13,7 +13,7 @@ from tests.fixtures.hygiene_sources import ABI_MODULE, CONSUMER_SRC, PROVIDER_SR
 from tests.fixtures.wheels import build_wheel
 from tests.helpers import audit_json, bundled_policy_with
 from wheelcheck import audit
-from wheelcheck.analysis.mangling import abi_neutral, has_new_abi, has_old_abi, short_name
+from wheelcheck.symbols.mangling import abi_neutral, has_new_abi, has_old_abi, short_name
 
 TAG = "cp311-cp311-linux_x86_64"  # host builds need a newer glibc than most policies allow
 EXT = "pkg/{}.cpython-311-x86_64-linux-gnu.so"

@@ -11,9 +11,9 @@ from tests.fixtures.hygiene_sources import UNIQUE_SRC, USES_VENDORED, VENDORED_N
 from tests.fixtures.sources import extension_source
 from tests.fixtures.wheels import build_wheel
 from tests.helpers import audit_one as one, bundled_policy_with, by_rule
-from wheelcheck.analysis.exposure import exposure_of
-from wheelcheck.analysis.families import families
-from wheelcheck.elf.summary import summarize
+from wheelcheck.audit.exposure import exposure_of
+from wheelcheck.symbols.families import families
+from wheelcheck.elf.elf_summary import summarize
 
 TAG = "cp311-cp311-linux_x86_64"
 EXT = "pkg/{}.cpython-311-x86_64-linux-gnu.so"

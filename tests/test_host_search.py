@@ -18,7 +18,7 @@ from tests.fixtures.repair_scenario import EXT_SUFFIX, python_tag
 from tests.fixtures.sources import extension_source
 from tests.fixtures.wheels import build_wheel
 from wheelcheck.errors import RepairError
-from wheelcheck.host.ldpaths import host_search_path, parse_ld_so_conf, split_search_list, trusted_dirs
+from wheelcheck.host.search_paths import host_search_path, parse_ld_so_conf, split_search_list, trusted_dirs
 from wheelcheck.policy.registry import bundled_policies
 from wheelcheck.repair import RepairOptions, repair_wheel
 

@@ -15,8 +15,8 @@ import pytest
 from tests.fixtures.sources import extension_source
 from tests.fixtures.wheels import build_wheel
 from tests.helpers import run_cli
-from wheelcheck import scan
-from wheelcheck.scan import scan_wheel
+from wheelcheck.wheel import scanner as scan
+from wheelcheck.wheel.scanner import scan_wheel
 
 MEMBERS = 48
 

@@ -8,7 +8,7 @@ from tests.fixtures.sources import extension_source
 from tests.fixtures.wheels import build_wheel
 from tests.helpers import repair_json
 from wheelcheck.elf import summarize
-from wheelcheck.wheel.reader import WheelReader
+from wheelcheck.wheel.wheel_reader import WheelReader
 
 # an inline function with a static local: g++ makes the guard and the variable STB_GNU_UNIQUE
 UNIQUE_LIB = r"""

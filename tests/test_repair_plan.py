@@ -17,7 +17,7 @@ from tests.fixtures.repair_scenario import EXT_SUFFIX, python_tag
 from tests.fixtures.sources import extension_source
 from tests.fixtures.wheels import build_wheel
 from tests.helpers import repair_json
-from wheelcheck.repair.plan import graft_name, launcher, never_grafted
+from wheelcheck.repair.graft_plan import graft_name, launcher, never_grafted
 
 TAG = f"{python_tag()}-{python_tag()}-linux_x86_64"
 LIBPYTHON = f"libpython{sys.version_info.major}.{sys.version_info.minor}.so.1.0"

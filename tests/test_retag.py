@@ -11,7 +11,7 @@ from auditwheel.wheeltools import InWheelCtx, add_platforms
 from tests.fixtures.wheels import build_wheel
 from wheelcheck.policy.registry import bundled_policies
 from wheelcheck.repair.retag import added_platforms, removed_platforms, retag_filename, retag_wheel_text
-from wheelcheck.repair.target import policy_of_tag
+from wheelcheck.repair.repair_target import policy_of_tag
 
 POLICIES = list(bundled_policies())
 

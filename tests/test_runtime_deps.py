@@ -8,9 +8,9 @@ import subprocess
 from tests.fixtures.hygiene_sources import DLOPEN_SRC, DRIVER_STUB_SRC, USES_DRIVER
 from tests.fixtures.wheels import build_wheel
 from tests.helpers import audit_one as one, auditwheel_show, bundled_policy_with, by_rule
-from wheelcheck.analysis.runtime_deps import unhashed
+from wheelcheck.audit.runtime_deps import unhashed
 from wheelcheck.data import system_drivers
-from wheelcheck.elf.summary import summarize
+from wheelcheck.elf.elf_summary import summarize
 
 TAG = "cp311-cp311-linux_x86_64"
 EXT = "pkg/{}.cpython-311-x86_64-linux-gnu.so"

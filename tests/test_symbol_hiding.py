@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from wheelcheck.analysis.hiding import plan_hiding
+from wheelcheck.repair.hide_plan import plan_hiding
 from wheelcheck.elf import summarize
-from wheelcheck.elf.strings import identifier_strings
+from wheelcheck.elf.rodata_strings import identifier_strings
 from wheelcheck.elf.symbol_edit import apply_symbol_edit
 
 # dsyevd_ calls the exported helper through the PLT (-fPIC, default visibility): interposable

@@ -167,7 +167,7 @@ def test_pure_wheel(tmp_path):
 
 def test_json_matches_schema_and_api(build, tmp_path):
     jsonschema = pytest.importorskip("jsonschema")
-    from wheelcheck.report.json_report import audit_schema
+    from wheelcheck.report.audit_json import audit_schema
 
     ext = build.compile_c(math_extension_source("mathmod"), "mathmod.so", libs=("m",))
     wheel = build_wheel(tmp_path, "mathmod", "1.0", "cp311-cp311-manylinux_2_17_x86_64", {EXT.format("mathmod"): ext})

@@ -15,9 +15,9 @@ import pytest
 
 from tests.fixtures.wheels import DATE_TIME, build_wheel, record_hash
 from wheelcheck.wheel import _zipformat
-from wheelcheck.wheel.reader import WheelReader
-from wheelcheck.wheel.rebuild import NewMember, rebuild_wheel, reproducible_date_time
-from wheelcheck.wheel.writer import ZipWriter, atomic_output
+from wheelcheck.wheel.wheel_reader import WheelReader
+from wheelcheck.wheel.wheel_rebuild import NewMember, rebuild_wheel, reproducible_date_time
+from wheelcheck.wheel.wheel_writer import ZipWriter, atomic_output
 
 TAG = "cp311-cp311-linux_x86_64"
 NOW = (2024, 1, 2, 3, 4, 6)

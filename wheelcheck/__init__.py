@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from wheelcheck._version import __version__
 
 from wheelcheck.api import audit, repair
 

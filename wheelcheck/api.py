@@ -10,19 +10,19 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from wheelcheck.analysis.verdict import AuditOptions, assess, judge
+from wheelcheck.audit.verdict import AuditOptions, assess, judge
 from wheelcheck.errors import UsageError, WheelcheckError
-from wheelcheck.libsearch import find_external_libraries
-from wheelcheck.policy.loader import load_policy_file
-from wheelcheck.policy.model import PolicySet
+from wheelcheck.host.lib_path_search import find_external_libraries
+from wheelcheck.policy.policy_loader import load_policy_file
+from wheelcheck.policy.policy_model import PolicySet
 from wheelcheck.policy.registry import bundled_policies
-from wheelcheck.report.model import SEVERITIES, AuditReport, WheelReport
-from wheelcheck.scan import scan_wheel
+from wheelcheck.audit.findings import SEVERITIES, AuditReport, WheelReport
+from wheelcheck.wheel.scanner import scan_wheel
 
 if TYPE_CHECKING:  # the repair, show and conflicts machinery is imported by the calls that use it
-    from wheelcheck.analysis.show import ShowView
-    from wheelcheck.report.conflicts import ConflictReport
-    from wheelcheck.report.repair import RepairReport
+    from wheelcheck.audit.show_view import ShowView
+    from wheelcheck.conflicts.conflict_findings import ConflictReport
+    from wheelcheck.repair.repair_outcome import RepairReport
 
 __all__ = ["audit", "audit_wheel", "conflicts", "expand_paths", "load_policies", "repair", "show"]
 
@@ -118,7 +118,7 @@ def show(
     jobs: int | None = None,
 ) -> ShowView:
     """auditwheel show's answer for one wheel (``wheelcheck show``). Bad input raises a WheelcheckError."""
-    from wheelcheck.analysis.show import show_view
+    from wheelcheck.audit.show_view import show_view
 
     options = AuditOptions(policies=load_policies(policy_file), isa_check=isa_check)
     model = scan_wheel(path, jobs=jobs)
@@ -154,8 +154,8 @@ def repair(
     progress: WheelProgress | None = None,
 ) -> RepairReport:
     """Repair wheels into ``out_dir``; each wheel's errors land in its outcome (status "error")."""
-    from wheelcheck.repair.pipeline import RepairOptions, repair_wheel
-    from wheelcheck.report.repair import RepairOutcome, RepairReport
+    from wheelcheck.repair.repair_wheel import RepairOptions, repair_wheel
+    from wheelcheck.repair.repair_outcome import RepairOutcome, RepairReport
 
     if isinstance(paths, (str, Path)):
         paths = [paths]
@@ -190,10 +190,10 @@ def conflicts(
     """
     import time
 
-    from wheelcheck.analysis.conflicts import find_conflicts
-    from wheelcheck.report.conflicts import ConflictReport
-    from wheelcheck.analysis.processes import group_processes, left_out, one_process
-    from wheelcheck.distributions import from_environment, from_wheel
+    from wheelcheck.conflicts.find_conflicts import find_conflicts
+    from wheelcheck.conflicts.conflict_findings import ConflictReport
+    from wheelcheck.conflicts.processes import group_processes, left_out, one_process
+    from wheelcheck.conflicts.read_distributions import from_environment, from_wheel
 
     started = time.perf_counter()
     notes: list[str] = []

@@ -15,13 +15,13 @@ from typing import Annotated, Optional
 import typer
 from rich.console import Console
 
-from wheelcheck import __version__
+from wheelcheck._version import __version__
 from wheelcheck.api import audit, load_policies
 from wheelcheck.config import Settings, find_pyproject, load_settings
 from wheelcheck.errors import WheelcheckError, one_line
-from wheelcheck.report.json_report import render_json
+from wheelcheck.report.audit_json import render_json
 from wheelcheck.report.progress import terminal_progress
-from wheelcheck.report.text import render_text
+from wheelcheck.report.audit_text import render_text
 
 app = typer.Typer(
     name="wheelcheck",
@@ -174,11 +174,11 @@ def _rendered(report, fmt: AuditFormat, verbosity: int) -> str:
     if fmt is AuditFormat.json:
         return render_json(report)
     if fmt is AuditFormat.sarif:
-        from wheelcheck.report.sarif import render_sarif
+        from wheelcheck.report.audit_sarif import render_sarif
 
         return render_sarif(report, base=Path.cwd())
     if fmt is AuditFormat.markdown:
-        from wheelcheck.report.markdown import render_markdown
+        from wheelcheck.report.audit_markdown import render_markdown
 
         return render_markdown(report)
     return "".join(text + "\n" for text, _ in render_text(report, verbosity=verbosity))
@@ -313,7 +313,7 @@ def policy_diff(
 ) -> None:
     """What each policy allows that the other does not: exit 0 same, 1 different, 2 bad input."""
     from wheelcheck.policy.diff import diff_policies
-    from wheelcheck.policy.loader import policy_by_reference
+    from wheelcheck.policy.policy_loader import policy_by_reference
 
     try:
         result = diff_policies(policy_by_reference(a), policy_by_reference(b))
@@ -367,7 +367,7 @@ def show_command(
 ) -> None:
     """What `auditwheel show` answers, in its words and JSON: exit 0 answered, 1 a pure wheel, 2 bad input."""
     from wheelcheck.api import show
-    from wheelcheck.report.show import render_show_json, render_show_text
+    from wheelcheck.report.show_text import render_show_json, render_show_text
 
     dirs = list(lib_path or ()) + [d for d in (ldpaths or "").split(":") if d]
     try:
@@ -453,7 +453,7 @@ def conflicts_command(
 ) -> None:
     """Find what will collide when distributions share one process: exit 1 on a finding at or above --fail-on, 2 bad input."""
     from wheelcheck.api import conflicts
-    from wheelcheck.report.conflicts import render_conflicts_json
+    from wheelcheck.report.conflicts_json import render_conflicts_json
     from wheelcheck.report.conflicts_text import render_conflicts_text
 
     try:

@@ -127,28 +127,31 @@ def _receive(stream):
 
 # -- the server ---------------------------------------------------------------------------------------------
 
+_LAZY_MODULES = ("wheelcheck.symbols.families", "wheelcheck.repair.repair_wheel", "wheelcheck.report.repair_text",
+                 "wheelcheck.report.repair_json", "wheelcheck.report.show_text", "wheelcheck.audit.show_view",
+                 "wheelcheck.report.conflicts_text", "wheelcheck.report.conflicts_json",
+                 "wheelcheck.conflicts.find_conflicts", "wheelcheck.conflicts.read_distributions",
+                 "wheelcheck.report.audit_sarif", "wheelcheck.report.audit_markdown")
+
+
 def _serve(cpu_seconds: int, memory: int) -> None:
     other = os.environ.get("WHEELCHECK_FUZZ_FROM")
     if other:  # ahead of the editable install's finder, which sys.path alone does not override
         sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in getattr(f, "__module__", "")]
         sys.path.insert(0, other)
+    import importlib
+
     import typer
 
-    from wheelcheck.analysis.families import families
     from wheelcheck.api import load_policies
     from wheelcheck.cli import app
-    import wheelcheck.api  # noqa: F401  (everything the commands import lazily, imported once here)
-    import wheelcheck.repair.pipeline  # noqa: F401
-    import wheelcheck.report.repair_text  # noqa: F401
-    import wheelcheck.report.repair_json  # noqa: F401
-    import wheelcheck.report.show  # noqa: F401
-    import wheelcheck.analysis.show  # noqa: F401
-    import wheelcheck.report.conflicts_text  # noqa: F401
-    import wheelcheck.analysis.conflicts  # noqa: F401
-    import wheelcheck.distributions  # noqa: F401
 
+    for lazy in _LAZY_MODULES:  # what the commands import inside functions: once here, not per child
+        try:
+            importlib.import_module(lazy)
+        except ImportError:  # an older checkout (wheelcheck_from) may lack one
+            pass
     load_policies()
-    families()
     command = typer.main.get_command(app)
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     while True:

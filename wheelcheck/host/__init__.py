@@ -1,6 +1,6 @@
-"""Reading the host: where its dynamic loader finds libraries. Only `wheelcheck repair` comes here."""
+"""Reading the host: where its dynamic loader finds libraries. Only repair and `audit --lib-path` come here."""
 
-from wheelcheck.host.ldpaths import SearchPath, host_search_path
-from wheelcheck.host.locate import HostLibrary, Located, locate_libraries
+from wheelcheck.host.search_paths import SearchPath, host_search_path
+from wheelcheck.host.host_library_search import HostLibrary, Located, locate_libraries
 
 __all__ = ["SearchPath", "host_search_path", "HostLibrary", "Located", "locate_libraries"]

@@ -21,7 +21,7 @@ from pathlib import Path
 from wheelcheck.elf import summarize
 from wheelcheck.errors import BadElfError, UsageError
 from wheelcheck.policy._rootfs import library_dirs, resolve_in_root
-from wheelcheck.policy.model import Policy, PolicySet
+from wheelcheck.policy.policy_model import Policy, PolicySet
 from wheelcheck.policy.versions import NAMESPACE_LIBRARY, PRIVATE, numeric, sorted_versions, split_version_name
 
 __all__ = ["GLIBC_SONAMES", "OTHER_SONAMES", "Derivation", "derive_policy", "find_libraries"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from wheelcheck.policy.model import Policy
+from wheelcheck.policy.policy_model import Policy
 from wheelcheck.policy.versions import version_key
 
 __all__ = ["PolicyDiff", "diff_policies"]

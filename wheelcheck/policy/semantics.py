@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 from itertools import groupby
 
-from wheelcheck.policy.model import Policy
+from wheelcheck.policy.policy_model import Policy
 from wheelcheck.policy.versions import NAMESPACE_LIBRARY, PRIVATE, is_version, numeric, sorted_versions
 
 __all__ = ["check"]

@@ -18,8 +18,8 @@ from pathlib import Path
 from wheelcheck.errors import PolicyError
 from wheelcheck.policy import semantics
 from wheelcheck.policy.extends import Entry, resolve_extends
-from wheelcheck.policy.loader import bundled_parent, policy_from_dict
-from wheelcheck.policy.model import Policy
+from wheelcheck.policy.policy_loader import bundled_parent, policy_from_dict
+from wheelcheck.policy.policy_model import Policy
 
 __all__ = ["Problem", "Validation", "validate_files", "validate_texts"]
 

@@ -10,8 +10,8 @@ platlib). Nothing changes when nothing needs to: retagging a retagged wheel give
 
 from __future__ import annotations
 
-from wheelcheck.analysis.model import split_platform
-from wheelcheck.policy.model import Policy
+from wheelcheck.wheel.wheel_model import split_platform
+from wheelcheck.policy.policy_model import Policy
 
 __all__ = ["added_platforms", "removed_platforms", "retag_filename", "retag_wheel_text"]
 

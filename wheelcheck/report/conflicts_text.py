@@ -6,7 +6,7 @@ with -v; the files of a finding beyond the first few with -vv.
 
 from __future__ import annotations
 
-from wheelcheck.report.conflicts import ConflictFinding, ConflictReport, ProcessReport
+from wheelcheck.conflicts.conflict_findings import ConflictFinding, ConflictReport, ProcessReport
 
 __all__ = ["render_conflicts_text"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from importlib import resources
 
-from wheelcheck.report.repair import RepairReport
+from wheelcheck.repair.repair_outcome import RepairReport
 
 __all__ = ["render_repair_json", "repair_schema"]
 

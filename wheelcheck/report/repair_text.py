@@ -5,7 +5,7 @@ Returns (text, style) lines like the audit renderer; the CLI decides whether sty
 
 from __future__ import annotations
 
-from wheelcheck.report.repair import PatchedFile, RepairOutcome, RepairReport
+from wheelcheck.repair.repair_outcome import PatchedFile, RepairOutcome, RepairReport
 
 __all__ = ["render_repair_text"]
 

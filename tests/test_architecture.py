@@ -1,0 +1,82 @@
+"""The import direction of docs/architecture.md, enforced: a room imports only from itself and rooms below it.
+
+Every ``import`` in the package is read with ``ast`` (those inside functions too: a lazy import is still a
+dependency), so a new module that reaches upward fails here with the line that does it.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "wheelcheck"
+
+# Lowest first. A room may import its own modules and those of any room on an earlier line.
+LAYERS: list[set[str]] = [
+    {"_version", "errors", "data"},
+    {"elf"},
+    {"wheel"},
+    {"symbols"},
+    {"policy"},
+    {"host"},
+    {"audit"},
+    {"conflicts", "repair"},
+    {"report"},
+    {"api"},
+    {"config"},
+    {"cli"},
+    {"__init__", "__main__"},
+]
+LEVEL = {room: level for level, rooms in enumerate(LAYERS) for room in rooms}
+
+
+def room_of(module: str) -> str:
+    """'wheelcheck.audit.verdict' -> 'audit'; 'wheelcheck' -> '__init__'."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def imports_of(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(), str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names if alias.name.startswith("wheelcheck")]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("wheelcheck"):
+            if node.module == "wheelcheck":  # `from wheelcheck import x`: x is the room
+                found += [(node.lineno, f"wheelcheck.{alias.name}") for alias in node.names]
+            else:
+                found.append((node.lineno, node.module))
+    return found
+
+
+MODULES = sorted(p for p in PACKAGE.rglob("*.py"))
+
+
+def test_every_room_is_placed():
+    rooms = {p.relative_to(PACKAGE).parts[0].removesuffix(".py") for p in MODULES}
+    assert rooms <= set(LEVEL), f"rooms missing from LAYERS (and docs/architecture.md): {rooms - set(LEVEL)}"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_imports_go_down(path: Path):
+    own = path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+    upward = [f"line {line}: {module} ({room_of(module)} is not below {own})"
+              for line, module in imports_of(path)
+              if room_of(module) != own and LEVEL[room_of(module)] >= LEVEL[own]]
+    assert not upward, "\n".join(upward)
+
+
+def test_elf_never_reads_policy():
+    """The ELF reader knows bytes, not what a policy allows (DESIGN.md)."""
+    for path in (PACKAGE / "elf").glob("*.py"):
+        assert not [m for _, m in imports_of(path) if room_of(m) == "policy"], path
+
+
+def test_checker_sees_a_violation(tmp_path):
+    """The rule itself works: an upward import is found."""
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f():\n    from wheelcheck.audit.verdict import judge\n")
+    assert imports_of(bad) == [(2, "wheelcheck.audit.verdict")]
+    assert LEVEL[room_of("wheelcheck.audit.verdict")] > LEVEL["elf"]

@@ -1,1 +1,0 @@
-"""Pure analyses over a WheelModel: same model and policies in, same findings out."""

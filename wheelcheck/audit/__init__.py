@@ -1,0 +1,1 @@
+"""Checks over one wheel: the verdict (which tag it deserves under a policy) and the hygiene checks."""

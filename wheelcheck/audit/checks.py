@@ -1,0 +1,26 @@
+"""Checks beyond the verdict: each takes the judged wheel and returns findings and facts.
+
+The verdict (symbol versions, external libraries, blacklist, ISA) decides the tag; these checks look at
+what breaks real programs regardless of the tag. Each is a pure function of a CheckContext that yields
+Findings (rule id, severity, file, message) and Facts (a measured value the report carries per file, or
+for the wheel when ``file`` is None). A policy's ``rules`` object may change a finding's severity or
+turn its rule off; the verdict applies that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from wheelcheck.audit.check_context import CheckContext, Fact
+from wheelcheck.audit.cxxabi import check_cxx_abi
+from wheelcheck.audit.exposure import check_exposure
+from wheelcheck.audit.unsafe_loading import check_loading
+from wheelcheck.audit.runtime_deps import check_runtime_deps
+from wheelcheck.audit.findings import Finding
+
+__all__ = ["CheckContext", "Check", "Fact", "CHECKS"]
+
+Check = Callable[[CheckContext], Iterable[Finding | Fact]]
+
+# The checks run on every audit, in order.
+CHECKS: tuple[Check, ...] = (check_cxx_abi, check_exposure, check_runtime_deps, check_loading)

@@ -1,0 +1,195 @@
+"""The rules of a policy, turned into constraints: each says which policies it allows, and why.
+
+A constraint is one fact about the wheel (a file needs GLIBC_2.29 for exp2; a file needs libfoo.so.1
+that nothing provides) with a predicate over policies. The verdict is the most compatible policy
+that every constraint allows; a constraint's own best policy explains the verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from fnmatch import fnmatch
+
+from wheelcheck.symbols.mangling import has_new_abi, short_name
+from wheelcheck.wheel.library_resolution import LIBPYTHON, Resolution
+from wheelcheck.data import system_drivers
+from wheelcheck.elf.elf_info import ElfInfo, is_dynamic_loader
+from wheelcheck.policy.policy_model import Policy
+
+__all__ = ["Constraint", "collect_constraints", "namespace_of"]
+
+_PYFPE = ("PyFPE_jbuf", "PyFPE_dummy", "PyFPE_counter")
+
+
+@dataclass(frozen=True)
+class Constraint:
+    rule: str
+    file: str | None
+    what: str  # the fact; the verdict adds "→ <tag> at best"
+    hint: str
+    allows: Callable[[Policy], bool]
+    symbols: tuple[str, ...] = ()
+    key: tuple = ()  # extra identity (library, version) for deduplication and sorting
+
+
+def namespace_of(version: str) -> str:
+    """GLIBC_2.17 -> GLIBC, as auditwheel reads it (CXXABI_TM_1 -> CXXABI)."""
+    return version.partition("_")[0]
+
+
+def only_linux(policy: Policy) -> bool:
+    return policy.is_linux
+
+
+def collect_constraints(
+    elves: list[ElfInfo],
+    resolution: Resolution,
+    arch: str,
+    exclude: tuple[str, ...],
+    in_purelib: Callable[[str], bool],
+    external: Mapping[str, ElfInfo],
+    policies: list[Policy],
+) -> list[Constraint]:
+    out: list[Constraint] = []
+    for elf in elves:
+        out.extend(_symbol_versions(elf, resolution, arch))
+        out.extend(_blacklisted(elf, policies))
+        out.extend(_linux_only_rules(elf, in_purelib))
+    always_allowed = frozenset().union(*(p.whitelist(arch) for p in policies))
+    drivers = system_drivers().union(*(p.drivers for p in policies))
+    out.extend(_external_libraries(resolution, arch, exclude, external, always_allowed, drivers))
+    return out
+
+
+def _symbol_versions(elf: ElfInfo, resolution: Resolution, arch: str, origin: str | None = None) -> Iterator[Constraint]:
+    for need in elf.version_needs:
+        if is_dynamic_loader(need.library) or (elf.path, need.library) in resolution.provided:
+            continue  # the wheel ships this library: the system's version does not matter
+        ns, _, wanted = need.version.partition("_")
+
+        def allows(policy: Policy, ns=ns, wanted=wanted) -> bool:
+            versions = policy.versions(arch)
+            return policy.is_linux or ns not in versions or wanted in versions[ns]
+
+        yield Constraint(
+            rule="symbol-version",
+            file=origin or elf.path,
+            what=f"{need.version} needed by {_names(need.symbols) or '(a version reference, no symbol)'}",
+            hint=_version_hint(ns, need.symbols),
+            allows=allows,
+            symbols=need.symbols,
+            key=(need.library, need.version),
+        )
+
+
+def _version_hint(ns: str, symbols: tuple[str, ...] = ()) -> str:
+    if ns == "GLIBC":
+        return ("rebuild against an older glibc (in the manylinux image of your target, or with "
+                "`zig cc -target <arch>-linux-gnu.<glibc>`), or avoid the functions named")
+    if ns in ("GLIBCXX", "CXXABI"):
+        pulled = ", ".join(dict.fromkeys(short_name(s) for s in symbols[:3]))
+        new_abi = ("the C++11 string ABI (std::__cxx11) exists only from GLIBCXX_3.4.21: for an older target "
+                   "build with -D_GLIBCXX_USE_CXX11_ABI=0 (what manylinux2014's devtoolset does), or "
+                   if any(has_new_abi(s) for s in symbols) else "")
+        return ((f"{pulled} {'comes' if len(symbols) == 1 else 'come'} from a newer libstdc++ than the target "
+                 f"guarantees; " if pulled else "") + new_abi
+                + "build in the manylinux image of your target (its gcc-toolset links the newer parts statically "
+                  "from libstdc++_nonshared.a), or link with -static-libstdc++ -Wl,--exclude-libs,ALL so the "
+                  "copy stays private")
+    if ns == "GCC":
+        return ("build in the manylinux image of your target, or link with -static-libgcc "
+                "(the unwinder and helpers named come from a newer libgcc_s)")
+    return "rebuild against an older version of this library, or vendor the library (wheelcheck repair)"
+
+
+def _blacklisted(elf: ElfInfo, policies: list[Policy]) -> Iterator[Constraint]:
+    # auditwheel's blacklist: symbols that some systems' builds of a whitelisted library lack
+    listed_libs = {lib for p in policies for lib in p.blacklist} & set(elf.needed)
+    if not listed_libs:
+        return
+    undefined = elf.symtab.undefined_names(strong_only=True)
+    for lib in sorted(listed_libs):
+
+        def hits(policy: Policy, lib=lib) -> frozenset[str]:
+            listed = policy.blacklist.get(lib, frozenset())
+            return listed if "*" in listed else listed & undefined
+
+        used = sorted(set().union(*(hits(p) for p in policies)))
+        if used:
+            yield Constraint(
+                rule="blacklisted-symbol",
+                file=elf.path,
+                what=f"uses {_names(tuple(used))} of {lib}, which the policy forbids",
+                hint=f"these symbols are private to some builds of {lib}; vendor your own copy or avoid them",
+                allows=lambda policy, hits=hits: policy.is_linux or not hits(policy),
+                symbols=tuple(used),
+                key=(lib,),
+            )
+
+
+def _linux_only_rules(elf: ElfInfo, in_purelib: Callable[[str], bool]) -> Iterator[Constraint]:
+    for soname in elf.needed:
+        if LIBPYTHON.match(soname):
+            yield Constraint("libpython", elf.path, f"links {soname}",
+                             "extensions must not link libpython; rebuild without -lpython (repair removes it)",
+                             only_linux, key=(soname,))
+    if elf.isa_level:
+        yield Constraint("isa-level", elf.path, f"needs the x86-64-v{elf.isa_level} instruction set",
+                         "rebuild for the x86-64 baseline (-march=x86-64) and dispatch to newer code at run time",
+                         only_linux)
+    if elf.isa_problem:
+        yield Constraint("isa-level", elf.path, elf.isa_problem, "rebuild for the x86-64 baseline", only_linux)
+    if elf.is_extension:
+        table = elf.symtab
+        undefined = table.undefined_names()
+        used = sorted(n for n in _PYFPE if n in undefined and table.type_of(table.position(n)) in ("FUNC", "NOTYPE"))
+        if used:
+            yield Constraint("pyfpe-jbuf", elf.path, f"uses {', '.join(used)} (an --with-fpectl Python)",
+                             "rebuild against a Python built without fpectl", only_linux, tuple(used))
+        if elf.python_init and elf.python_init.startswith("init"):
+            ucs2 = sorted(n for n in undefined if "PyUnicodeUCS2_" in n and table.type_of(table.position(n)) == "FUNC")
+            if ucs2:
+                yield Constraint("ucs2", elf.path, "built against a narrow-unicode (UCS2) Python",
+                                 "rebuild against a wide-unicode (UCS4) Python", only_linux, tuple(ucs2))
+    if in_purelib(elf.path):
+        yield Constraint("elf-in-purelib", elf.path, "is installed into purelib",
+                         "binary files belong in platlib: set Root-Is-Purelib: false", only_linux)
+
+
+def _external_libraries(
+    resolution: Resolution, arch: str, exclude: tuple[str, ...], external: Mapping[str, ElfInfo],
+    always_allowed: frozenset[str], drivers: frozenset[str] = frozenset(),
+) -> Iterator[Constraint]:
+    pending = sorted(resolution.unresolved)
+    seen: set[str] = set()
+    while pending:
+        path, soname = pending.pop(0)
+        if LIBPYTHON.match(soname) or is_dynamic_loader(soname) or any(fnmatch(soname, p) for p in exclude):
+            continue
+        if soname in drivers:
+            continue  # a system driver: the machine provides it, nothing may vendor it (driver-needed)
+
+        def allows(policy: Policy, soname=soname) -> bool:
+            return policy.is_linux or soname in policy.whitelist(arch)
+
+        yield Constraint(
+            rule="external-library",
+            file=path,
+            what=f"needs {soname}, which the wheel does not provide",
+            hint="vendor it with `wheelcheck repair`, or --exclude it if the system or another wheel provides it",
+            allows=allows,
+            key=(soname,),
+        )
+        found = external.get(soname)
+        if found is not None and soname not in seen and soname not in always_allowed:
+            # --lib-path: what repair would graft brings its own needs along
+            seen.add(soname)
+            pending.extend((f"[{soname}]", dep) for dep in found.needed if dep not in seen)
+            yield from _symbol_versions(found, resolution, arch, origin=f"[{soname}]")
+
+
+def _names(symbols: tuple[str, ...], most: int = 6) -> str:
+    if len(symbols) <= most:
+        return ", ".join(symbols)
+    return ", ".join(symbols[:most]) + f" and {len(symbols) - most} more"

@@ -1,0 +1,166 @@
+"""The libstdc++ string ABI (_GLIBCXX_USE_CXX11_ABI) of each ELF file and of the wheel.
+
+An ELF file is ``new`` when its dynamic symbols (defined or undefined) name std::__cxx11 types or carry
+the [abi:cxx11] tag, ``old`` when they name std::string (``Ss``), std::list and friends without them,
+``mixed`` when both, ``none`` when no ABI-tagged std type crosses its interface. Findings: a C++ symbol
+one file needs that another file of the wheel exports only in the other ABI (import fails with
+"undefined symbol"), a file mixing both ABIs, and files whose ABI the policy (or --cxx-abi) forbids.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import compress
+
+from wheelcheck.audit.check_context import CheckContext, Fact
+from wheelcheck.audit.exposure import exported_names
+from wheelcheck.symbols.mangling import OLD_HINT, abi_neutral, has_new_abi, has_old_abi, lead, short_name
+from wheelcheck.elf.elf_info import ElfInfo
+from wheelcheck.audit.findings import Finding
+
+__all__ = ["CxxAbi", "classify", "wheel_abi", "check_cxx_abi", "is_libstdcxx"]
+
+_UNDEFINED = bytes([1]) + bytes(255)  # defined column (0/1) -> 1 where undefined
+_EXAMPLES = 3
+_OLD_CONFIRM_LIMIT = 5000  # old-ABI candidates confirmed by tokenizing, at most, per file
+# std:: members, the runtime and __gnu_cxx: their definitions come from libstdc++, never from a sibling file
+_STD_PREFIXES = ("_ZNSt", "_ZNKSt", "_ZSt", "_ZNSs", "_ZNKSs", "_ZNSb", "_ZNKSb", "_ZTISt", "_ZTSSt", "_ZTVSt",
+                 "_ZTINSt", "_ZTSNSt", "_ZTVNSt", "_ZN9__gnu_cxx", "_ZNK9__gnu_cxx", "_ZN10__cxxabiv1",
+                 "_ZTVN10__cxxabiv1", "_ZNSi", "_ZNSo", "_ZNSd", "_ZNKSi", "_ZNKSo", "_ZGVNSt")
+
+
+@dataclass(frozen=True)
+class CxxAbi:
+    abi: str  # none, old, new, mixed
+    old: tuple[str, ...]  # old-ABI symbols found (confirmed; capped, see old_count)
+    new: tuple[str, ...]  # new-ABI symbols found
+    old_count: int
+    new_count: int
+
+    def to_fact(self) -> dict:
+        return {"abi": self.abi, "old_count": self.old_count, "new_count": self.new_count,
+                "old_examples": list(self.old[:_EXAMPLES]), "new_examples": list(self.new[:_EXAMPLES])}
+
+    @property
+    def uses(self) -> frozenset[str]:
+        return frozenset({"old", "new"} if self.abi == "mixed" else {self.abi} - {"none"})
+
+
+def _interface(elf: ElfInfo) -> tuple[list[str], list[str]]:
+    exports, _ = exported_names(elf.symtab)
+    imports = list(compress(elf.symtab.names, elf.symtab.defined.translate(_UNDEFINED)))
+    return exports, imports
+
+
+def classify(elf: ElfInfo) -> CxxAbi:
+    exports, imports = _interface(elf)
+    # exports first, so that examples show the file's own interface before what it uses from libstdc++
+    names = [n for n in exports + imports if n.startswith("_Z")]
+    new = [n for n in names if has_new_abi(n)]
+    hinted = [n for n in names if OLD_HINT.search(n) and "cxx11" not in n]
+    old = [n for n in hinted[:_OLD_CONFIRM_LIMIT] if has_old_abi(n)]
+    abi = {(False, False): "none", (True, False): "old", (False, True): "new", (True, True): "mixed"}[
+        (bool(old), bool(new))]
+    return CxxAbi(abi, tuple(dict.fromkeys(old)), tuple(dict.fromkeys(new)), len(set(old)), len(set(new)))
+
+
+def is_libstdcxx(elf: ElfInfo) -> bool:
+    """libstdc++ itself (vendored, perhaps renamed) defines both ABIs on purpose."""
+    return (elf.soname or elf.path.rsplit("/", 1)[-1]).startswith("libstdc++")
+
+
+def wheel_abi(per_file: dict[str, CxxAbi], elves: list[ElfInfo]) -> str:
+    used: set[str] = set()
+    for elf in elves:
+        if not is_libstdcxx(elf):
+            used |= per_file[elf.path].uses
+    return {0: "none", 2: "mixed"}.get(len(used)) or next(iter(used))
+
+
+def check_cxx_abi(ctx: CheckContext) -> Iterator[Finding | Fact]:
+    per_file = {elf.path: classify(elf) for elf in ctx.elves}
+    for path, result in per_file.items():
+        yield Fact(path, "cxx_abi", result.to_fact())
+    yield Fact(None, "cxx_abi", wheel_abi(per_file, ctx.elves))
+    forced = getattr(ctx.options, "cxx_abi", None)
+    allowed = frozenset({forced}) if forced else ctx.policy.cxx_abi
+    source = f"--cxx-abi {forced}" if forced else f"the policy {ctx.policy.name}"
+    for elf in ctx.elves:
+        result = per_file[elf.path]
+        if is_libstdcxx(elf) or result.abi == "none":
+            continue
+        if result.abi == "mixed":
+            yield Finding(
+                "cxx-abi-mixed", "warning", elf.path,
+                f"uses both libstdc++ string ABIs: old ({_examples(result.old)}) and new ({_examples(result.new)})",
+                "build every object file of it with the same -D_GLIBCXX_USE_CXX11_ABI (and the same for "
+                "the static libraries it links)",
+                symbols=result.old[:_EXAMPLES] + result.new[:_EXAMPLES])
+        forbidden = sorted(result.uses - allowed)
+        if forbidden:
+            evidence = result.old if "old" in forbidden else result.new
+            yield Finding(
+                "cxx-abi-policy", "error", elf.path,
+                f"uses the {' and '.join(forbidden)} libstdc++ string ABI ({_examples(evidence)}), but "
+                f"{source} allows only {' or '.join(sorted(allowed)) or 'none'}",
+                f"rebuild with -D_GLIBCXX_USE_CXX11_ABI={1 if 'new' in allowed else 0} (and the libraries it "
+                f"links: torch >= 2.7 uses the new ABI)",
+                symbols=evidence[:_EXAMPLES])
+    yield from _mismatches(ctx, per_file)
+
+
+def _mismatches(ctx: CheckContext, per_file: dict[str, CxxAbi]) -> Iterator[Finding]:
+    """Undefined C++ symbols that the wheel defines only in the other ABI's mangling."""
+    interfaces = {elf.path: _interface(elf) for elf in ctx.elves
+                  if per_file[elf.path].abi != "none"}
+    if len(interfaces) < 2:
+        return
+    defined = set().union(*(set(exports) for exports, _ in interfaces.values()))
+    sorted_exports = {path: sorted(n for n in exports if n.startswith("_Z")) for path, (exports, _) in
+                      interfaces.items()}
+    for path, (_, imports) in interfaces.items():
+        for wanted in imports:
+            if not wanted.startswith("_Z") or wanted.startswith(_STD_PREFIXES) or wanted in defined:
+                continue
+            wanted_abi = "new" if has_new_abi(wanted) else "old" if has_old_abi(wanted) else None
+            if wanted_abi is None:
+                continue
+            for other, exports in sorted_exports.items():
+                if other == path:
+                    continue
+                found = _counterpart(wanted, exports)
+                if found is None:
+                    continue
+                together = set(ctx.resolution.loaded_from.get(path, ())) & set(
+                    ctx.resolution.loaded_from.get(other, ()))
+                other_abi = "old" if wanted_abi == "new" else "new"
+                yield Finding(
+                    "cxx-abi-mismatch", "error" if together else "warning", path,
+                    f"needs {short_name(wanted)} in the {wanted_abi} string ABI ({wanted}), but {other} exports "
+                    f"it only in the {other_abi} ABI ({found})"
+                    + (": importing it fails with 'undefined symbol'" if together
+                       else "; the two are not loaded together here, so another library may provide it"),
+                    f"build both with the same -D_GLIBCXX_USE_CXX11_ABI (the {other_abi} ABI to match {other})",
+                    symbols=(wanted, found))
+                break
+
+
+def _counterpart(wanted: str, sorted_exports: list[str]) -> str | None:
+    prefix = lead(wanted)
+    if prefix is None:
+        return None
+    key = abi_neutral(wanted)
+    i = bisect_left(sorted_exports, prefix)
+    while i < len(sorted_exports) and sorted_exports[i].startswith(prefix):
+        candidate = sorted_exports[i]
+        if candidate != wanted and abi_neutral(candidate) == key:
+            return candidate
+        i += 1
+    return None
+
+
+def _examples(symbols: tuple[str, ...]) -> str:
+    shown = ", ".join(symbols[:_EXAMPLES])
+    return shown + (f" and {len(symbols) - _EXAMPLES} more" if len(symbols) > _EXAMPLES else "")

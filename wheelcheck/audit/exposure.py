@@ -1,0 +1,188 @@
+"""Exported-symbol exposure: what each ELF file exports, which vendored libraries leak through it,
+STB_GNU_UNIQUE objects, and a statically linked libstdc++ that competes with the system's.
+
+Works on the SymbolTable columns (st_info, st_other, defined) with bytes.translate and one big-integer
+AND, so a 400,000-symbol library never becomes 400,000 Symbol objects.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from fnmatch import fnmatch
+from itertools import compress
+
+from wheelcheck.audit.check_context import CheckContext, Fact
+from wheelcheck.symbols.families import Family, count_family, families, family_examples, group_counts, owns
+from wheelcheck.elf.elf_info import ElfInfo, SymbolTable
+from wheelcheck.audit.findings import Finding
+
+__all__ = ["Exposure", "ExposureSettings", "exposure_of", "exported_names", "settings_of", "check_exposure"]
+
+_STB_GLOBAL, _STB_WEAK, _STB_GNU_UNIQUE = 1, 2, 10
+_EXPORT_BIND = bytes(1 if b >> 4 in (_STB_GLOBAL, _STB_WEAK, _STB_GNU_UNIQUE) else 0 for b in range(256))
+_UNIQUE_BIND = bytes(1 if b >> 4 == _STB_GNU_UNIQUE else 0 for b in range(256))
+_EXPORT_VISIBILITY = bytes(1 if b & 3 in (0, 3) else 0 for b in range(256))  # DEFAULT, PROTECTED
+# Defined by the linker in every shared object of older toolchains; never a choice of the author.
+_LINKER_MADE = frozenset({"_init", "_fini", "_edata", "_end", "__bss_start", "_etext", "__end__", "_DYNAMIC",
+                          "_GLOBAL_OFFSET_TABLE_", "__data_start", "data_start", "_IO_stdin_used"})
+
+# What an extension module exports by design: init functions (a Rust or C module may define several, one
+# per submodule) and Cython's per-module __pyx_module_is_main_<name> flag.
+_MODULE_API = ("PyInit_", "_cffi_pypyinit_", "__pyx_module_is_main_")
+
+
+@dataclass(frozen=True)
+class ExposureSettings:
+    """The policy's ``exposure`` object, with the defaults documented in docs/rules.md."""
+
+    extension_warn_above: int = 100  # an extension exporting this many extra symbols gets a warning
+    families: Mapping[str, str] = field(default_factory=dict)  # family id -> severity or "off" (default warning)
+    allow: Mapping[str, object] = field(default_factory=dict)  # file glob -> family ids (or "*") it may export
+
+    def family_severity(self, family: str) -> str:
+        return self.families.get(family, "warning")
+
+    def allowed(self, path: str, family: str) -> bool:
+        for glob, fams in self.allow.items():
+            if fnmatch(path, glob) or fnmatch(path.rsplit("/", 1)[-1], glob):
+                if fams == "*" or family in fams:
+                    return True
+        return False
+
+
+def settings_of(exposure: Mapping) -> ExposureSettings:
+    return ExposureSettings(
+        extension_warn_above=int(exposure.get("extension_warn_above", 100)),
+        families=dict(exposure.get("families", {})), allow=dict(exposure.get("allow", {})))
+
+
+def _mask(*columns: bytes) -> bytes:
+    """The AND of equal-length 0/1 byte strings, done as one big-integer operation."""
+    value = int.from_bytes(columns[0], "little")
+    for col in columns[1:]:
+        value &= int.from_bytes(col, "little")
+    return value.to_bytes(len(columns[0]), "little")
+
+
+def exported_names(symtab: SymbolTable) -> tuple[list[str], list[str]]:
+    """(exported names, STB_GNU_UNIQUE exported names): defined, global/weak/unique, default/protected."""
+    if not len(symtab):
+        return [], []
+    visible = _mask(symtab.defined, symtab.other.translate(_EXPORT_VISIBILITY))
+    exports = list(compress(symtab.names, _mask(visible, symtab.info.translate(_EXPORT_BIND))))
+    unique = list(compress(symtab.names, _mask(visible, symtab.info.translate(_UNIQUE_BIND))))
+    return exports, unique
+
+
+@dataclass(frozen=True)
+class Exposure:
+    exports: int  # exported symbols, linker-made and version-definition symbols left out
+    beyond_init: int | None  # for an extension module: exports other than its init function
+    unique: tuple[str, ...]  # STB_GNU_UNIQUE exports, sorted
+    families: dict[str, int]  # family id -> exported names of it (families at or above min_symbols)
+    groups: list[tuple[str, int]]  # the largest namespace / C-prefix groups, largest first
+    sentinels: tuple[str, ...]  # exported libstdc++ runtime internals (a static libstdc++)
+    examples: dict[str, tuple[str, ...]] = field(default_factory=dict)  # family id -> a few of its names
+
+    def to_fact(self) -> dict:
+        return {"exports": self.exports, "beyond_init": self.beyond_init, "gnu_unique": len(self.unique),
+                "families": dict(self.families), "top_groups": [[g, n] for g, n in self.groups]}
+
+
+def exposure_of(elf: ElfInfo, top: int = 5) -> Exposure:
+    names, unique = exported_names(elf.symtab)
+    names.sort()
+    for name in _LINKER_MADE.union(elf.version_defs):
+        i = bisect_left(names, name)
+        if i < len(names) and names[i] == name:
+            del names[i]
+    init = elf.python_init
+    module_api = [n for n in names if n.startswith(_MODULE_API) or n == init] if init is not None else []
+    beyond = None if init is None else len(names) - len(module_api)
+    found = {}
+    examples = {}
+    sentinels: list[str] = []
+    # a module that exports only its init function (most of them) belongs to no family: skip the table
+    candidates = families() if len(names) > len(module_api) else ()
+    for fam in candidates:
+        n = count_family(names, fam)
+        if n >= fam.min_symbols:
+            found[fam.id] = n
+            examples[fam.id] = family_examples(names, fam)
+        if fam.sentinels and n:
+            sentinels.extend(_with_prefixes(names, fam.sentinels))
+    grouped = names if init is None else [n for n in names if not (n.startswith(_MODULE_API) or n == init)]
+    groups = sorted(group_counts(grouped).items(), key=lambda kv: (-kv[1], kv[0]))
+    return Exposure(len(names), beyond, tuple(sorted(unique)), found, groups[:top], tuple(sorted(sentinels)),
+                    examples)
+
+
+def _with_prefixes(sorted_names: list[str], prefixes) -> Iterator[str]:
+    for p in prefixes:
+        i = bisect_left(sorted_names, p)
+        while i < len(sorted_names) and sorted_names[i].startswith(p):
+            yield sorted_names[i]
+            i += 1
+
+
+def check_exposure(ctx: CheckContext) -> Iterator[Finding | Fact]:
+    settings = settings_of(ctx.policy.exposure)
+    table = {f.id: f for f in families()}
+    for elf in ctx.elves:
+        exp = exposure_of(elf)
+        yield Fact(elf.path, "exposure", exp.to_fact())
+        yield from _extension_findings(elf, exp, settings)
+        yield from _family_findings(elf, exp, settings, table)
+        if exp.unique:
+            yield Finding(
+                "gnu-unique-symbols", "warning", elf.path,
+                f"exports {len(exp.unique)} STB_GNU_UNIQUE symbol{'s' if len(exp.unique) != 1 else ''}: one copy "
+                f"per process even under RTLD_LOCAL, and the file can never be unloaded",
+                "build with -fvisibility=hidden -fvisibility-inlines-hidden (or -fno-gnu-unique) so inline "
+                "functions' static locals and template static members stay private",
+                symbols=exp.unique)
+        if exp.sentinels and not owns(table["libstdcxx"], elf.path, elf.soname):
+            yield Finding(
+                "libstdcxx-exported", "warning", elf.path,
+                f"exports libstdc++ runtime internals ({_names(exp.sentinels)}; {exp.families.get('libstdcxx', 0)} "
+                f"std:: symbols in all): a statically linked libstdc++ competes with the system's in the process",
+                "keep -static-libstdc++ private with -Wl,--exclude-libs,ALL (or a version script exporting only "
+                "your API), or link libstdc++ dynamically",
+                symbols=exp.sentinels)
+
+
+def _extension_findings(elf: ElfInfo, exp: Exposure, settings: ExposureSettings) -> Iterator[Finding]:
+    if not exp.beyond_init:
+        return
+    severity = "warning" if exp.beyond_init >= settings.extension_warn_above else "info"
+    groups = ", ".join(f"{g} ({n})" for g, n in exp.groups)
+    known = ", ".join(f"{fid} ({n})" for fid, n in sorted(exp.families.items(), key=lambda kv: -kv[1]))
+    yield Finding(
+        "extension-exports", severity, elf.path,
+        f"exports {exp.beyond_init} symbol{'s' if exp.beyond_init != 1 else ''} besides {elf.python_init}"
+        f" (top groups: {groups})" + (f"; known libraries: {known}" if known else ""),
+        "a Python extension needs to export only its init function: build with -fvisibility=hidden, or link "
+        "with a version script ({ global: PyInit_*; local: *; }) and -Wl,--exclude-libs,ALL")
+
+
+def _family_findings(elf: ElfInfo, exp: Exposure, settings: ExposureSettings, table: dict[str, Family]):
+    for fid, count in sorted(exp.families.items()):
+        fam = table[fid]
+        severity = settings.family_severity(fid)
+        if not fam.report or severity == "off" or owns(fam, elf.path, elf.soname) \
+                or settings.allowed(elf.path, fid):
+            continue
+        yield Finding(
+            "leaked-library-symbols", severity, elf.path,
+            f"exports {count} {fam.title} symbol{'s' if count != 1 else ''} ({_names(exp.examples[fid])}): a "
+            f"statically linked copy that other code in the process will bind to",
+            f"hide it: -Wl,--exclude-libs,ALL (or a version script) when linking; {fam.note}",
+            symbols=exp.examples[fid])
+
+
+def _names(symbols, most: int = 3) -> str:
+    shown = ", ".join(symbols[:most])
+    return shown + (f" and {len(symbols) - most} more" if len(symbols) > most else "")
+

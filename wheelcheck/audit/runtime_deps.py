@@ -1,0 +1,117 @@
+"""Libraries loaded at run time: dlopen candidates found in read-only data, and system driver libraries.
+
+A soname-looking string in an ELF file's read-only data that is not in its NEEDED list is what it may
+pass to dlopen. Each is shipped by the wheel, allowed by the policy, a system driver (which must come
+from the machine: data/drivers.json plus the policy's own), or something no policy guarantees.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from fnmatch import fnmatch
+
+from wheelcheck.audit.check_context import CheckContext, Fact
+from wheelcheck.wheel.library_resolution import LIBPYTHON
+from wheelcheck.data import system_drivers
+from wheelcheck.elf.elf_info import ElfInfo, is_dynamic_loader
+from wheelcheck.policy.policy_model import Policy
+from wheelcheck.audit.findings import Finding
+
+__all__ = ["check_runtime_deps", "drivers_of", "unhashed", "runtime_candidates"]
+
+# auditwheel's renaming puts a hash before the first dot: libfoo.so.1 -> libfoo-1a2b3c4d.so.1,
+# libopenblasp-r0.3.15.so -> libopenblasp-r0-59ffcd50.3.15.so (repaired twice: libfoo-1a2b3c4d-5e6f7a8b.so.1)
+_HASHES = re.compile(r"^([^.]*?)(?:-[0-9a-f]{8})+(?=\.)")
+_STEM = re.compile(r"^(.*?)\.so(?:\.|$)")
+
+
+def drivers_of(policies) -> frozenset[str]:
+    """The built-in system driver sonames plus every judged policy's own ``drivers``."""
+    return system_drivers().union(*(p.drivers for p in policies))
+
+
+def unhashed(soname: str) -> str:
+    """libcuda-1a2b3c4d.so.1 -> libcuda.so.1: the name before auditwheel's repair renamed it."""
+    return _HASHES.sub(r"\1", soname)
+
+
+def _stem(soname: str) -> str:
+    m = _STEM.match(unhashed(soname))
+    return m.group(1) if m else soname
+
+
+def runtime_candidates(elf: ElfInfo) -> list[str]:
+    """Soname strings of the file's read-only data that are neither NEEDED nor its own name."""
+    own = {elf.path.rsplit("/", 1)[-1], elf.soname} - {None}
+    own_stems = {_stem(n) for n in own}  # a library naming itself (libcrypto.so in libcrypto-ab12cd34.so.3)
+    needed = set(elf.needed)
+    return [s for s in elf.soname_strings
+            if s not in needed and s not in own and _stem(s) not in own_stems and not is_dynamic_loader(s)
+            and not LIBPYTHON.match(s)]
+
+
+def _allowed_names(ctx: CheckContext) -> frozenset[str]:
+    policy: Policy = ctx.policy
+    if not policy.is_linux:
+        return policy.whitelist(ctx.arch)
+    return frozenset().union(*(p.whitelist(ctx.arch) for p in ctx.policies))
+
+
+def check_runtime_deps(ctx: CheckContext) -> Iterator[Finding | Fact]:
+    drivers = drivers_of(ctx.policies or (ctx.policy,))
+    driver_stems = {_stem(d): d for d in drivers}  # libcuda.so.535.104.05 is libcuda.so.1 all the same
+    shipped: dict[str, str] = {}
+    stems: dict[str, str] = {}
+    for elf in ctx.model.elves:
+        for name in (elf.path.rsplit("/", 1)[-1], elf.soname):
+            if name:
+                shipped.setdefault(name, elf.path)
+                stems.setdefault(_stem(name), elf.path)
+        driver = driver_stems.get(_stem(elf.soname or elf.path.rsplit("/", 1)[-1]))
+        if driver is not None:
+            yield Finding(
+                "driver-vendored", "error", elf.path,
+                f"is the system driver library {driver}: it must match the machine's kernel module or GPU "
+                f"driver and must never be vendored",
+                "remove it from the wheel (repair never grafts driver libraries); the system provides it")
+    allowed = _allowed_names(ctx)
+    for path, soname in sorted(ctx.resolution.unresolved):
+        if soname in drivers and not any(fnmatch(soname, p) for p in ctx.options.exclude):
+            yield Finding(
+                "driver-needed", "info", path,
+                f"requires the system driver library {soname} (NEEDED): it comes from the machine, not the wheel",
+                "nothing to vendor; document the driver your users need")
+    for elf in ctx.elves:
+        rows = []
+        unguaranteed, driver_hits = [], []
+        for soname in runtime_candidates(elf):
+            if soname in shipped:
+                status = "shipped"
+            elif soname in allowed:
+                status = "allowed"
+            elif soname in drivers:
+                status = "driver"
+                driver_hits.append(soname)
+            else:
+                status = "unguaranteed"
+                unguaranteed.append(soname)
+            rows.append({"soname": soname, "status": status})
+        yield Fact(elf.path, "runtime_libraries", rows)
+        if driver_hits:
+            yield Finding(
+                "dlopen-driver", "info", elf.path,
+                f"may load the system driver librar{'ies' if len(driver_hits) > 1 else 'y'} "
+                f"{', '.join(driver_hits)} at run time (named in its read-only data)",
+                "nothing to vendor: the system provides it")
+        for soname in unguaranteed:
+            renamed = stems.get(_stem(soname))
+            extra = (f"; the wheel ships {renamed.rsplit('/', 1)[-1]}, but under a renamed file that "
+                     f"dlopen(\"{soname}\") will not find") if renamed else ""
+            yield Finding(
+                "dlopen-unguaranteed", "warning", elf.path,
+                f"may load {soname} at run time (named in its read-only data, not in NEEDED): neither the wheel "
+                f"nor the policy provides it, so it is there only if the user installed it{extra}",
+                "ship it in the wheel and load it by path ($ORIGIN), make the feature optional with a clear "
+                "error, or declare it in the policy (drivers / lib_whitelist) if the system guarantees it")
+

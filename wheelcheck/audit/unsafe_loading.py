@@ -1,0 +1,86 @@
+"""Unsafe loading and linking: executable stacks, text relocations, RPATH/RUNPATH that leave the wheel."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from wheelcheck.audit.check_context import CheckContext
+from wheelcheck.wheel.wheel_model import WheelModel
+from wheelcheck.wheel.library_resolution import expand_origin, inside_install_roots
+from wheelcheck.elf.elf_info import ElfInfo
+from wheelcheck.audit.findings import Finding
+
+__all__ = ["check_loading", "WORLD_WRITABLE", "NOEXEC_STACK_BY_DEFAULT"]
+
+# Directories any local user can write to: a library search path there lets them inject code.
+WORLD_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/shm", "/var/crash")
+# Architectures whose glibc assumes a non-executable stack when PT_GNU_STACK is missing
+# (DEFAULT_STACK_PERMS is PF_R|PF_W in sysdeps/{aarch64,riscv,loongarch}/stackinfo.h).
+NOEXEC_STACK_BY_DEFAULT = frozenset({"aarch64", "riscv64", "loongarch64"})
+
+
+def check_loading(ctx: CheckContext) -> Iterator[Finding]:
+    for elf in ctx.elves:
+        yield from _stack(elf)
+        if elf.textrel:
+            yield Finding(
+                "text-relocations", "warning", elf.path,
+                "has text relocations (DT_TEXTREL): the loader must make code pages writable to patch them, "
+                "which SELinux and hardened kernels refuse, and the pages can no longer be shared",
+                "compile every object with -fPIC (look for assembly or objects built without it: "
+                "`readelf -r` lists the relocations against .text), and link with -Wl,-z,text to catch it")
+        yield from _search_paths(ctx.model, elf)
+
+
+def _stack(elf: ElfInfo) -> Iterator[Finding]:
+    if not elf.exec_stack or elf.elf_type not in ("ET_DYN", "ET_EXEC"):
+        return
+    if not elf.gnu_stack and elf.arch in NOEXEC_STACK_BY_DEFAULT:
+        return
+    why = "PT_GNU_STACK asks for an executable stack" if elf.gnu_stack else "it has no PT_GNU_STACK header"
+    library = elf.elf_type == "ET_DYN" and elf.interpreter is None
+    yield Finding(
+        "executable-stack", "error" if library else "warning", elf.path,
+        f"needs an executable stack ({why}): "
+        + ("since glibc 2.41 dlopen refuses to load it ('cannot enable executable stack'), and older glibc "
+           "makes the whole process's stack executable" if library
+           else "every stack of the program is executable, which turns memory bugs into code execution"),
+        "find the object without a .note.GNU-stack section (assembly sources: add "
+        "`.section .note.GNU-stack,\"\",@progbits`) or drop -z execstack; link with -Wl,-z,noexecstack")
+
+
+def _search_paths(model: WheelModel, elf: ElfInfo) -> Iterator[Finding]:
+    for tag, entries in (("RPATH", elf.rpath), ("RUNPATH", elf.runpath)):
+        for entry in entries:
+            finding = _judge_entry(model, elf, tag, entry)
+            if finding is not None:
+                yield finding
+
+
+def _judge_entry(model: WheelModel, elf: ElfInfo, tag: str, entry: str) -> Finding | None:
+    expanded = expand_origin(model, elf, entry)
+    if expanded is not None:
+        if inside_install_roots(expanded):
+            return None
+        return Finding(
+            "rpath-escapes-wheel", "warning", elf.path,
+            f"{tag} {entry} leaves the wheel's install tree: libraries are searched in whatever the "
+            f"environment has there",
+            "point it at a directory of the wheel ($ORIGIN/../<pkg>.libs), or drop it")
+    if not entry.startswith("/"):
+        return Finding(
+            "rpath-relative", "error", elf.path,
+            f"{tag} {entry} is relative to the process's working directory: running Python from a directory "
+            f"holding a library of that name loads it",
+            "use $ORIGIN-relative entries ($ORIGIN/../lib), or drop it (repair rewrites it)")
+    if any(entry == d or entry.startswith(d + "/") for d in WORLD_WRITABLE):
+        return Finding(
+            "rpath-world-writable", "error", elf.path,
+            f"{tag} {entry} is in a world-writable place: any local user can put a library there that "
+            f"the loader will pick up",
+            "drop the entry (it is a build directory); use $ORIGIN-relative entries for the wheel's own libraries")
+    return Finding(
+        "rpath-absolute", "warning", elf.path,
+        f"{tag} {entry} is an absolute path outside the wheel (a build path leaked into the binary): "
+        f"the loader searches it on every user's machine",
+        "drop it at link time (no -Wl,-rpath to build trees) or let `wheelcheck repair` rewrite it to $ORIGIN")

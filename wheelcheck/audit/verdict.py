@@ -1,0 +1,262 @@
+"""The verdict: the most compatible policy whose rules all hold, and the findings that explain it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+from wheelcheck.audit.checks import CHECKS, CheckContext, Fact
+from wheelcheck.audit.constraints import Constraint, collect_constraints
+from wheelcheck.wheel.wheel_model import LEGACY_ALIASES, WheelModel, split_platform
+from wheelcheck.wheel.library_resolution import LIBPYTHON, resolve
+from wheelcheck.elf.elf_info import ElfInfo, is_dynamic_loader
+from wheelcheck.errors import UsageError
+from wheelcheck.policy.policy_model import Policy, PolicySet
+from wheelcheck.audit.findings import SEVERITIES, FileReport, Finding, WheelReport, reaches
+
+__all__ = ["AuditOptions", "Judgement", "assess", "judge", "libc_of_elf"]
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    policies: PolicySet
+    plat: str | None = None  # a tag (manylinux_2_17_x86_64) or a policy name (manylinux2014)
+    exclude: tuple[str, ...] = ()
+    external: Mapping[str, ElfInfo] = field(default_factory=dict)  # libraries found on --lib-path
+    cxx_abi: str | None = None  # --cxx-abi old|new: overrides the policy's allowed C++ string ABIs
+    fail_on: str = "error"  # the lowest finding severity that makes the wheel fail
+    isa_check: bool = True  # False (--disable-isa-ext-check): an x86-64 ISA level above the baseline is allowed
+
+
+def libc_of_elf(elf: ElfInfo) -> str | None:
+    names = list(elf.needed) + ([elf.interpreter.rsplit("/", 1)[-1]] if elf.interpreter else [])
+    if any(n.startswith(("libc.musl-", "ld-musl-")) for n in names):
+        return "musl"
+    if any(n == "libc.so.6" or n.startswith(("ld-linux", "ld64.so.")) for n in names):
+        return "glibc"
+    return None
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The report with what it was decided from, for views that need more than the findings
+    (``wheelcheck show`` lists what every more compatible policy would still forbid)."""
+
+    report: WheelReport
+    arch: str | None = None
+    policies: tuple[Policy, ...] = ()  # for the wheel's libc and arch, most compatible first
+    constraints: tuple[Constraint, ...] = ()
+
+
+def judge(model: WheelModel, options: AuditOptions) -> WheelReport:
+    return assess(model, options).report
+
+
+def assess(model: WheelModel, options: AuditOptions) -> Judgement:
+    if options.fail_on not in SEVERITIES:
+        raise UsageError(str(options.fail_on), f"fail-on must be one of {', '.join(reversed(SEVERITIES))}")
+    report = WheelReport(filename=model.filename, claimed_tags=[t for t in model.platforms])
+    _check_record(model, report)
+    if not model.elves:
+        report.pure = True
+        report.passed = not reaches(report.findings, options.fail_on)
+        return Judgement(report)
+    arch = _wheel_arch(model)
+    libc = _wheel_libc(model)
+    report.arch, report.libc = arch, libc
+    elves = _platform_elves(model, arch, libc, report)
+    policies = options.policies.for_platform(libc, arch)
+    resolution = resolve(model, elves)
+    constraints = collect_constraints(
+        elves, resolution, arch, options.exclude, model.in_purelib, options.external, policies)
+    if not options.isa_check:
+        constraints = [c for c in constraints if c.rule != "isa-level"]
+
+    verdict = next(p for p in policies if all(c.allows(p) for c in constraints))
+    target = _target(model, options, policies, arch, libc)
+    report.best_tag = _tag(verdict, arch)
+    report.best_tags = verdict.tags(arch) if not verdict.is_linux else [report.best_tag]
+    report.target_tag = _tag(target, arch) if target else None
+    report.findings += _explain(constraints, policies, verdict, target, arch)
+    if libc == "musl" and not verdict.is_linux:
+        report.findings.append(Finding(
+            "musl-version", "info", None,
+            f"musl has no symbol versions: nothing in the wheel tells musl 1.1 from 1.2, so the verdict "
+            f"is the newest musllinux policy whose other rules hold ({verdict.name})"))
+    context = CheckContext(model, elves, resolution, arch, libc, verdict, target, options, tuple(policies))
+    facts: dict[str | None, dict[str, object]] = {}
+    for check in CHECKS:
+        for item in check(context):
+            if isinstance(item, Fact):
+                facts.setdefault(item.file, {})[item.name] = item.value
+            else:
+                report.findings.extend(_apply_rule_settings(item, context.policy.rules))
+    report.cxx_abi = facts.get(None, {}).get("cxx_abi")
+    report.versioned_symbols = _versioned_symbols(elves, options, resolution)
+    report.external_libs = sorted({c.key[0] for c in constraints
+                                   if c.rule == "external-library" and not c.allows(policies[0])})
+    report.files = [_file_report(e, facts.get(e.path, {})) for e in elves]
+    report.findings.sort(key=lambda f: (f.file or "", _SEVERITY_ORDER[f.severity], f.rule, f.message))
+    report.passed = not reaches(report.findings, options.fail_on)
+    return Judgement(report, arch, tuple(policies), tuple(constraints))
+
+
+_SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+def _tag(policy: Policy, arch: str) -> str:
+    return policy.tag(arch)
+
+
+def _explain(constraints: list[Constraint], policies: list[Policy], verdict: Policy,
+             target: Policy | None, arch: str) -> list[Finding]:
+    """A finding for each constraint that fails the target or binds the verdict; the rest are moot."""
+    findings = []
+    seen = set()
+    for c in constraints:
+        if c.allows(policies[0]):
+            continue
+        identity = (c.rule, c.file, c.key, c.what)
+        if identity in seen:
+            continue
+        seen.add(identity)
+        limit = next(p for p in policies if c.allows(p))
+        if target is not None and not _meets(limit, target):
+            severity = "error"
+        elif limit == verdict:
+            severity = "warning" if verdict.is_linux else "info"
+        else:
+            continue
+        findings.append(Finding(
+            rule=c.rule, severity=severity, file=c.file,
+            message=f"{c.what} → {limit.name} at best",
+            hint=c.hint, symbols=c.symbols, limit=_tag(limit, arch)))
+    return findings
+
+
+def _meets(policy: Policy, target: Policy) -> bool:
+    """Is ``policy`` at least as compatible as ``target``? musl versions cannot be told apart."""
+    if policy.libc == target.libc == "musl":
+        return True
+    return policy.priority >= target.priority
+
+
+def _target(model: WheelModel, options: AuditOptions, policies: list[Policy], arch: str, libc: str) -> Policy | None:
+    candidates = []
+    for name, tag_arch in model.linux_platforms:
+        policy = _find(policies, name)
+        if policy is not None and tag_arch == arch and not policy.is_linux:
+            candidates.append(policy)
+    if options.plat:
+        candidates.append(_plat_policy(options, policies, arch, libc))
+    return max(candidates, key=lambda p: p.priority, default=None)
+
+
+def _plat_policy(options: AuditOptions, policies: list[Policy], arch: str, libc: str) -> Policy:
+    plat = options.plat
+    split = split_platform(plat)
+    name = plat
+    if split is None and plat.endswith(f"_{arch}") and _find(policies, plat[:-len(arch) - 1]):
+        split = (plat[:-len(arch) - 1], arch)  # the tag of a policy of --policy-file (acme_2_28_x86_64)
+    if split is not None:
+        name, plat_arch = split
+        if plat_arch != arch:
+            raise UsageError(plat, f"--plat is for {plat_arch}, but the wheel is {arch}")
+    policy = _find(policies, name)
+    if policy is None:
+        known = ", ".join(p.name for p in policies[:-1]) or "none"
+        raise UsageError(plat, f"no {libc} policy for {arch} is named so (known: {known})")
+    return policy
+
+
+def _find(policies: list[Policy], name: str) -> Policy | None:
+    name = LEGACY_ALIASES.get(name, name)
+    for p in policies:
+        if name == p.name or name in p.aliases:
+            return p
+    return None
+
+
+def _wheel_arch(model: WheelModel) -> str:
+    arches = [a for _, a in model.linux_platforms]
+    if arches:
+        return Counter(arches).most_common(1)[0][0]
+    found = [e.arch for e in model.elves if e.arch]
+    return Counter(found).most_common(1)[0][0] if found else "unknown"
+
+
+def _wheel_libc(model: WheelModel) -> str:
+    for name, _ in model.linux_platforms:
+        if name.startswith("musllinux"):
+            return "musl"
+        if name.startswith("manylinux"):
+            return "glibc"
+    found = [libc_of_elf(e) for e in model.elves]
+    return "musl" if "musl" in found else "glibc"  # hermetic: no libc named anywhere means glibc
+
+
+def _platform_elves(model: WheelModel, arch: str, libc: str, report: WheelReport) -> list[ElfInfo]:
+    out = []
+    for elf in model.elves:
+        if elf.arch != arch:
+            why = elf.arch_problem or f"built for {elf.arch}"
+            report.findings.append(Finding(
+                "wrong-architecture", "warning", elf.path,
+                f"is not a {arch} ELF file ({why}); it is left out of the verdict",
+                "remove it, or build it for the wheel's architecture"))
+            continue
+        elf_libc = libc_of_elf(elf)
+        if elf_libc is not None and elf_libc != libc:
+            report.findings.append(Finding(
+                "wrong-libc", "warning", elf.path,
+                f"links {elf_libc} but the wheel is for {libc}; it is left out of the verdict",
+                "build every ELF file of the wheel against the same libc"))
+            continue
+        out.append(elf)
+    return out
+
+
+def _versioned_symbols(elves: list[ElfInfo], options: AuditOptions, resolution) -> dict[str, list[str]]:
+    merged: dict[str, set[str]] = {}
+    sources = list(elves) + [options.external[s] for s in _external_found(options, resolution)]
+    for elf in sources:
+        for lib, versions in elf.versioned_symbols().items():
+            merged.setdefault(lib, set()).update(versions)
+    return {lib: sorted(v) for lib, v in sorted(merged.items())}
+
+
+def _external_found(options: AuditOptions, resolution) -> list[str]:
+    wanted = sorted({s for _, s in resolution.unresolved} & set(options.external))
+    seen = set(wanted)
+    for soname in wanted:
+        for dep in options.external[soname].needed:
+            if dep in options.external and dep not in seen and not is_dynamic_loader(dep) \
+                    and not LIBPYTHON.match(dep):
+                seen.add(dep)
+                wanted.append(dep)
+    return wanted
+
+
+def _apply_rule_settings(finding: Finding, rules: Mapping[str, str]) -> list[Finding]:
+    """A policy's ``rules`` object: rule id -> severity, or "off" to drop the rule's findings."""
+    setting = rules.get(finding.rule)
+    if setting is None or setting == finding.severity:
+        return [finding]
+    return [] if setting == "off" else [replace(finding, severity=setting)]
+
+
+def _file_report(elf: ElfInfo, facts: Mapping[str, object]) -> FileReport:
+    exposure = facts.get("exposure") or {}
+    return FileReport(
+        path=elf.path, arch=elf.arch, soname=elf.soname, needed=list(elf.needed), rpath=list(elf.rpath),
+        runpath=list(elf.runpath), is_extension=elf.is_extension, versioned_symbols=elf.versioned_symbols(),
+        isa_level=elf.isa_level, exported_symbols=exposure.get("exports", 0), cxx_abi=facts.get("cxx_abi"),
+        exposure=facts.get("exposure"), runtime_libraries=list(facts.get("runtime_libraries", ())))
+
+
+def _check_record(model: WheelModel, report: WheelReport) -> None:
+    for member, problem in model.record_problems:
+        report.findings.append(Finding(
+            "record-hash", "error", member, problem,
+            "the wheel was changed after RECORD was written; rebuild it or regenerate RECORD"))

@@ -1,0 +1,1 @@
+"""Several distributions in one process: shared symbols, duplicated runtimes, undeclared dependencies."""

@@ -1,0 +1,56 @@
+"""A distribution as `wheelcheck conflicts` sees it: a wheel or an installed distribution, reduced to
+its name, version, declared requirements, tags and ELF summaries.
+
+Both readers (a .whl through scan_wheel, an installed *.dist-info through its RECORD) build the same
+object, so the analyses never know where the files came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.tags import Tag
+from packaging.utils import canonicalize_name
+
+from wheelcheck.elf.elf_info import ElfInfo
+
+__all__ = ["Distribution"]
+
+
+@dataclass(frozen=True)
+class Distribution:
+    name: str  # as METADATA spells it
+    version: str
+    source: str  # the wheel's file name, or the *.dist-info directory
+    requires: tuple[str, ...] = ()  # Requires-Dist lines
+    tags: frozenset[Tag] = frozenset()  # from WHEEL (empty when unknown)
+    elves: tuple[ElfInfo, ...] = ()
+    global_loaders: tuple[str, ...] = ()  # its Python files that load libraries with RTLD_GLOBAL
+
+    @cached_property
+    def key(self) -> str:
+        """The canonical name: two versions of one distribution share it."""
+        return canonicalize_name(self.name)
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} {self.version}"
+
+    @cached_property
+    def required(self) -> frozenset[str]:
+        """Canonical names of every distribution it declares, under any extra or marker: a dependency
+        declared in any form is one it may expect symbols from."""
+        out = set()
+        for line in self.requires:
+            try:
+                out.add(canonicalize_name(Requirement(line).name))
+            except InvalidRequirement:
+                continue  # a malformed line declares nothing we can match
+        return frozenset(out)
+
+    def loadable(self, arch: str | None = None) -> list[ElfInfo]:
+        """The ELF files a process can load: shared objects (no program interpreter), of ``arch`` if given."""
+        return [e for e in self.elves if e.elf_type == "ET_DYN" and e.interpreter is None
+                and (arch is None or e.arch == arch)]

@@ -1,0 +1,189 @@
+"""Read distributions for `wheelcheck conflicts`: from wheels, or installed in an environment.
+
+A wheel goes through scan_wheel. An installed distribution is found by its *.dist-info directory: its
+METADATA (name, version, Requires-Dist), WHEEL (tags) and RECORD, whose rows name the files it installed
+(relative to site-packages). Files named like shared objects are read and summarised once, in parallel
+when there is enough of them. Python files are searched for RTLD_GLOBAL: a distribution that loads
+libraries that way puts its symbols before everyone else's.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from email.parser import HeaderParser
+from pathlib import Path
+
+from packaging.tags import parse_tag
+
+from wheelcheck.conflicts.distribution import Distribution
+from wheelcheck.elf.elf_info import ElfInfo
+from wheelcheck.elf.elf_summary import is_elf, summarize
+from wheelcheck.errors import BadElfError, UsageError
+from wheelcheck.wheel.scanner import PARALLEL_THRESHOLD, scan_wheel
+from wheelcheck.wheel.wheel_reader import WheelReader
+
+__all__ = ["from_wheel", "from_environment", "site_packages_of", "default_python", "uses_rtld_global"]
+
+_SHARED_OBJECT = re.compile(r"\.so(?:\.[0-9A-Za-z_]+)*$")
+_PATHS_SCRIPT = ("import json, sysconfig; "
+                 "print(json.dumps([sysconfig.get_path('purelib'), sysconfig.get_path('platlib')]))")
+
+
+def uses_rtld_global(source: bytes) -> bool:
+    """Does Python code (not a comment) name RTLD_GLOBAL: sys.setdlopenflags or ctypes.CDLL(mode=...)?"""
+    if b"RTLD_GLOBAL" not in source:
+        return False
+    return any(b"RTLD_GLOBAL" in line and not line.lstrip().startswith(b"#") for line in source.splitlines())
+
+
+def from_wheel(path: str | Path, jobs: int | None = None) -> Distribution:
+    model = scan_wheel(path, jobs=jobs)
+    with WheelReader(path) as reader:
+        meta = HeaderParser().parsestr(reader.metadata_text("METADATA") or "")
+        loaders = tuple(m.filename for m in reader.members
+                        if m.filename.endswith(".py") and uses_rtld_global(reader.read(m.filename)))
+    # METADATA spells the name as an environment's dist-info does; the file name only canonically
+    return Distribution(meta.get("Name") or model.name, meta.get("Version") or model.version, model.filename,
+                        model.requires_dist, model.tags, model.elves, loaders)
+
+
+def default_python() -> str:
+    """The active virtual environment's interpreter, else the one running wheelcheck."""
+    venv = os.environ.get("VIRTUAL_ENV")
+    if venv and (Path(venv) / "bin" / "python").exists():
+        return str(Path(venv) / "bin" / "python")
+    return sys.executable
+
+
+def site_packages_of(python: str) -> list[Path]:
+    """purelib and platlib of the interpreter ``python``, asked of it in a subprocess."""
+    try:
+        proc = subprocess.run([python, "-c", _PATHS_SCRIPT], capture_output=True, text=True, timeout=60)
+    except OSError as exc:
+        raise UsageError(python, f"cannot run it as a Python interpreter ({exc.strerror or exc})") from None
+    except subprocess.TimeoutExpired:
+        raise UsageError(python, "did not answer within 60 s when asked for its site-packages") from None
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise UsageError(python, f"cannot tell its site-packages ({last})")
+    try:
+        paths = json.loads(proc.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        raise UsageError(python, "is not a Python interpreter (unexpected answer)") from None
+    return list(dict.fromkeys(Path(p) for p in paths if p and Path(p).is_dir()))
+
+
+def from_environment(targets: list[str], jobs: int | None = None) -> tuple[list[Distribution], list[str], list[str]]:
+    """(distributions, site-packages directories read, notes) for Python executables or directories."""
+    dirs: list[Path] = []
+    for target in targets or [default_python()]:
+        path = Path(target)
+        if path.is_dir():
+            dirs.append(path)
+        elif path.exists():
+            dirs.extend(site_packages_of(target))
+        else:
+            raise UsageError(target, "no such file or directory (give a Python executable or a site-packages "
+                                     "directory)")
+    dirs = list(dict.fromkeys(d.resolve() for d in dirs))
+    notes: list[str] = []
+    found = []  # (site-packages, dist-info, metadata, tags, ELF paths, RTLD_GLOBAL loaders)
+    for site in dirs:
+        infos = sorted(site.glob("*.dist-info"))
+        if not infos:
+            notes.append(f"{site}: no *.dist-info directory (not a site-packages directory?)")
+        for info in infos:
+            entry = _read_dist_info(site, info, notes)
+            if entry is not None:
+                found.append(entry)
+    wanted = [(site, rel) for site, _i, _m, _t, elves, _l in found for rel in elves]
+    summaries = dict(zip(wanted, _summarize_files(wanted, jobs)))
+    dists = []
+    for site, info, meta, tags, elves, loaders in found:
+        dists.append(Distribution(
+            meta.get("Name", info.name.split("-")[0]), meta.get("Version", "?"), f"{site}/{info.name}",
+            tuple(meta.get_all("Requires-Dist") or ()), tags,
+            tuple(summaries[(site, rel)] for rel in elves), loaders))
+    return dists, [str(d) for d in dirs], notes
+
+
+def _read_dist_info(site: Path, info: Path, notes: list[str]):
+    try:
+        meta = HeaderParser().parsestr((info / "METADATA").read_text("utf-8", "replace"))
+        record = (info / "RECORD").read_text("utf-8", "replace")
+    except OSError:
+        notes.append(f"{info.name}: no METADATA or RECORD, skipped")
+        return None
+    tags = frozenset()
+    try:
+        wheel = HeaderParser().parsestr((info / "WHEEL").read_text("utf-8", "replace"))
+        tags = frozenset(t for line in wheel.get_all("Tag") or () for t in parse_tag(line.strip()))
+    except (OSError, ValueError):
+        pass  # no WHEEL (installed from an sdist by an old pip): everything in an environment shares a process
+    elves, loaders = [], []
+    for row in csv.reader(io.StringIO(record)):
+        if not row or not row[0]:
+            continue
+        rel = row[0]
+        name = rel.rsplit("/", 1)[-1]
+        if _SHARED_OBJECT.search(name):
+            if _is_elf_file(site / rel):
+                elves.append(rel)
+        elif name.endswith(".py"):
+            try:
+                if uses_rtld_global((site / rel).read_bytes()):
+                    loaders.append(rel)
+            except OSError:
+                continue
+    return site, info, meta, tags, elves, tuple(loaders)
+
+
+def _is_elf_file(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return is_elf(f.read(4))
+    except OSError:
+        return False  # listed in RECORD but gone: nothing to load
+
+
+def _summarize_files(wanted: list[tuple[Path, str]], jobs: int | None) -> list[ElfInfo]:
+    sizes = [(site / rel).stat().st_size for site, rel in wanted]
+    workers = min(jobs or os.cpu_count() or 1, len(wanted))
+    if workers <= 1 or sum(sizes) < PARALLEL_THRESHOLD:
+        return [_summarize_file(str(site), rel) for site, rel in wanted]
+    batches: list[list[int]] = [[] for _ in range(workers)]
+    loads = [0] * workers
+    for i in sorted(range(len(wanted)), key=lambda i: -sizes[i]):
+        lightest = loads.index(min(loads))
+        batches[lightest].append(i)
+        loads[lightest] += sizes[i]
+    results: list = [None] * len(wanted)
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = [(b, pool.submit(_summarize_batch, [(str(wanted[i][0]), wanted[i][1]) for i in b])) for b in batches]
+        for batch, future in futures:
+            for i, info in zip(batch, future.result()):
+                results[i] = info
+    return results
+
+
+def _summarize_batch(items: list[tuple[str, str]]) -> list[ElfInfo]:
+    return [_summarize_file(site, rel) for site, rel in items]
+
+
+def _summarize_file(site: str, rel: str) -> ElfInfo:
+    path = Path(site) / rel
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise BadElfError(str(path), f"cannot read it ({exc.strerror or exc})") from None
+    try:
+        return summarize(data, rel)
+    except BadElfError as exc:
+        raise BadElfError(str(path), exc.problem) from None

@@ -1,0 +1,219 @@
+"""The repair plan: which host libraries to graft, under which names, and what to edit in which file. Pure.
+
+For a policy P, the libraries to graft are those the wheel needs from outside that P does not whitelist,
+with their own such needs, transitively; never the dynamic loader, libpython (its DT_NEEDED entry is removed
+instead), a system driver library or an ``--exclude`` match. Each is copied to ``<dist>.libs/`` under a name
+made unique by its content hash, auditwheel's scheme: ``libfoo.so.1.2`` with sha256 ``1a2b3c4d…`` becomes
+``libfoo-1a2b3c4d.so.1.2``. Its SONAME becomes that name; every file that needs it gets the new name in
+DT_NEEDED (and in its version needs) and a DT_RPATH that reaches ``<dist>.libs`` through ``$ORIGIN``, keeping
+the RPATH entries that point inside the wheel and dropping those that point outside.
+
+An ELF executable in ``<name>.data/scripts/`` is installed into a bin directory whose distance from
+site-packages is not fixed, so no ``$ORIGIN`` path can reach the libraries from there. Like auditwheel, the
+plan moves it into ``<dist>.scripts/`` (in site-packages) and leaves a Python launcher in its place.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from fnmatch import fnmatch
+
+from wheelcheck.wheel.wheel_model import WheelModel
+from wheelcheck.wheel.library_resolution import LIBPYTHON, Resolution, rpath_directory
+from wheelcheck.elf.elf_info import ElfInfo, is_dynamic_loader
+from wheelcheck.elf.elf_patch import ElfPatch
+from wheelcheck.errors import RepairError
+from wheelcheck.host.host_library_search import HostLibrary, Located
+from wheelcheck.policy.policy_model import Policy
+
+__all__ = ["Graft", "MemberEdit", "RepairPlan", "make_plan", "never_grafted", "graft_name", "launcher"]
+
+
+@dataclass(frozen=True)
+class Graft:
+    member: str  # <dist>.libs/<new name>
+    new_name: str  # also its new SONAME
+    source: str  # where the loader found it on this host
+    realpath: str
+    sha256: str
+    needed_as: tuple[str, ...]  # the sonames the wheel needed it by
+    patch: ElfPatch
+    in_wheel: bool = False  # an earlier repair already put it there: neither copied nor patched again
+
+
+@dataclass(frozen=True)
+class MemberEdit:
+    member: str  # the member as it is in the input
+    patch: ElfPatch
+    moved_to: str | None = None  # an ELF script moved into <dist>.scripts/ (a launcher takes its place)
+    rpath_before: tuple[str, ...] = ()
+    dropped_rpath: tuple[str, ...] = ()  # entries pointing outside the wheel
+
+
+@dataclass(frozen=True)
+class RepairPlan:
+    policy: Policy  # whose library whitelist decided what to graft
+    libs_dir: str
+    grafts: tuple[Graft, ...] = ()
+    edits: tuple[MemberEdit, ...] = ()
+    renames: dict[str, str] = field(default_factory=dict)  # needed soname -> grafted name
+    kept: tuple[tuple[str, str], ...] = ()  # (soname, why it stays outside the wheel)
+    missing: tuple[tuple[str, str], ...] = ()  # (soname, the file that needs it): not on this host
+
+    @property
+    def graft_key(self) -> frozenset[str]:
+        """What this plan grafts (or would, were nothing missing): plans with equal keys are the same plan."""
+        return frozenset(self.renames) | frozenset(s for s, _ in self.missing)
+
+
+def never_grafted(soname: str, exclude: Iterable[str], drivers: frozenset[str]) -> str | None:
+    """Why ``soname`` must never be copied into a wheel, or None."""
+    if is_dynamic_loader(soname):
+        return "the dynamic loader"
+    if LIBPYTHON.match(soname):
+        return "libpython (the entry is removed: the interpreter provides it)"
+    if soname in drivers:
+        return "a system driver library (it must match the machine's driver)"
+    if any(fnmatch(soname, pattern) for pattern in exclude):
+        return "excluded (--exclude)"
+    return None
+
+
+def graft_name(filename: str, sha256: str) -> str:
+    """auditwheel's unique name: the first 8 hex digits of the content's sha256 after the stem."""
+    short = sha256[:8]
+    stem, dot, rest = filename.partition(".")
+    if stem.endswith(f"-{short}"):
+        return filename
+    return f"{stem}-{short}{dot}{rest}"
+
+
+def launcher(moved_to: str) -> bytes:
+    """auditwheel's launcher for a moved ELF script; installers rewrite ``#!python`` to their interpreter."""
+    return f"""\
+#!python
+import os
+import sys
+import sysconfig
+
+
+if __name__ == "__main__":
+    os.execv(
+        os.path.join(sysconfig.get_path("platlib"), {moved_to!r}),
+        sys.argv,
+    )
+""".encode()
+
+
+def make_plan(
+    model: WheelModel,
+    elves: list[ElfInfo],
+    resolution: Resolution,
+    located: Located,
+    policy: Policy,
+    arch: str,
+    *,
+    exclude: tuple[str, ...] = (),
+    drivers: frozenset[str] = frozenset(),
+    lib_sdir: str = ".libs",
+) -> RepairPlan:
+    """The plan that makes the wheel need nothing from outside but what ``policy`` whitelists.
+
+    Grafted libraries go to ``<dist><lib_sdir>/`` (auditwheel's -L/--lib-sdir, default ".libs")."""
+    dist = model.filename.split("-", 1)[0]
+    libs_dir = f"{dist}{lib_sdir}"
+    whitelist = policy.whitelist(arch)
+    kept: dict[str, str] = {}
+
+    def graftable(soname: str) -> bool:
+        why = never_grafted(soname, exclude, drivers) or (
+            "whitelisted: the policy lets the system provide it" if soname in whitelist else None)
+        if why:
+            kept.setdefault(soname, why)
+        return why is None
+
+    for soname in located.skipped + tuple(n for e in elves for n in e.needed if LIBPYTHON.match(n)):
+        graftable(soname)  # records why it stays outside
+    chosen, missing = _closure(located, graftable, exclude, kept)
+    grafts, renames = _grafts(chosen, libs_dir, set(model.members))
+    edits = [edit for elf in elves
+             if (edit := _edit(model, elf, resolution, renames, libs_dir, dist)) is not None]
+    return RepairPlan(policy=policy, libs_dir=libs_dir, grafts=grafts, edits=tuple(edits), renames=renames,
+                      kept=tuple(sorted(kept.items())), missing=tuple(sorted(missing.items())))
+
+
+def _closure(located: Located, graftable, exclude: tuple[str, ...], kept: dict[str, str]):
+    wanted = deque(sorted({s for _, s in located.roots if graftable(s)}))
+    chosen: dict[str, HostLibrary] = {}
+    missing: dict[str, str] = {}
+    while wanted:
+        soname = wanted.popleft()
+        if soname in chosen or soname in missing:
+            continue
+        lib = located.libraries.get(soname)
+        if lib is None:
+            missing[soname] = located.missing.get(soname, "?")
+            continue
+        if any(fnmatch(lib.realpath, p) or fnmatch(lib.path, p) for p in exclude):
+            kept.setdefault(soname, f"excluded (--exclude matches {lib.realpath})")
+            continue
+        chosen[soname] = lib
+        wanted.extend(d for d in lib.needs if graftable(d))
+    return chosen, missing
+
+
+def _grafts(chosen: dict[str, HostLibrary], libs_dir: str, members: set[str]):
+    by_file: dict[str, list[HostLibrary]] = {}
+    for lib in chosen.values():
+        by_file.setdefault(lib.realpath, []).append(lib)
+    renames: dict[str, str] = {}
+    for libs in by_file.values():
+        new_name = graft_name(posixpath.basename(libs[0].realpath), libs[0].sha256)
+        for lib in libs:
+            renames[lib.soname] = new_name
+    grafts = []
+    for realpath, libs in sorted(by_file.items(), key=lambda item: renames[item[1][0].soname]):
+        lib = libs[0]
+        new_name = renames[lib.soname]
+        needs = tuple((n, renames[n]) for n in lib.info.needed if n in renames)
+        patch = ElfPatch(soname=new_name, replace_needed=needs, rpath=("$ORIGIN",) if needs else ())
+        member = f"{libs_dir}/{new_name}"
+        grafts.append(Graft(member, new_name, lib.path, realpath, lib.sha256, tuple(sorted(x.soname for x in libs)),
+                            patch, in_wheel=member in members))
+    return tuple(grafts), renames
+
+
+def _edit(model: WheelModel, elf: ElfInfo, resolution: Resolution, renames: dict[str, str], libs_dir: str,
+          dist: str) -> MemberEdit | None:
+    direct = tuple((n, renames[n]) for n in elf.needed if n in renames and (elf.path, n) not in resolution.provided)
+    removed = tuple(n for n in elf.needed if LIBPYTHON.match(n))
+    if not direct and not removed:
+        return None
+    moved_to = _script_home(model, elf.path, dist) if direct else None
+    location = moved_to or elf.path
+    before = tuple(dict.fromkeys(elf.rpath + elf.runpath))
+    rpath = None
+    dropped: tuple[str, ...] = ()
+    if direct:
+        home = model.install_path(location)
+        if not home.startswith("/sp/"):
+            raise RepairError(elf.path, "is installed outside site-packages, so no $ORIGIN path can reach "
+                                        "the vendored libraries")
+        kept = tuple(e for e in before if rpath_directory(model, location, e) is not None)
+        dropped = tuple(e for e in before if e not in kept)
+        own = "$ORIGIN/" + posixpath.relpath("/sp/" + libs_dir, posixpath.dirname(home))
+        wanted = tuple(dict.fromkeys(kept + (own,)))
+        rpath = wanted if (wanted != elf.rpath or elf.runpath) else None
+    patch = ElfPatch(replace_needed=direct, remove_needed=removed, rpath=rpath)
+    return MemberEdit(elf.path, patch, moved_to, before, dropped)
+
+
+def _script_home(model: WheelModel, member: str, dist: str) -> str | None:
+    """``<dist>.scripts/NAME`` for an ELF file installed as a script (``<name>.data/scripts/NAME``)."""
+    parts = member.split("/")
+    if model.data_dir and len(parts) == 3 and parts[0] == model.data_dir and parts[1] == "scripts":
+        return f"{dist}.scripts/{parts[2]}"
+    return None

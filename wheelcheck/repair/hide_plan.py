@@ -1,0 +1,166 @@
+"""Which symbols of vendored libraries to hide or rename so no other copy in the process binds to them.
+
+Pure: from the summaries of a wheel's ELF files to one SymbolEdit per file.
+- An export nothing in the wheel imports is hidden (local binding and hidden visibility).
+- An export that ELF files of the wheel import is renamed to a name unique to this copy (a prefix from
+  the library's content hash) in the library and in every importer that binds to it: hiding alone
+  cannot help there, since under RTLD_GLOBAL another copy's definition is found first.
+- Names matching --keep-symbols, and names that appear as strings in the wheel's ELF files (dlsym
+  lookups), are kept as they are and reported as the collision risk that remains.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+import re
+from fnmatch import fnmatchcase
+
+from wheelcheck.elf.elf_info import ElfInfo
+from wheelcheck.elf.symbol_edit import SymbolEdit
+
+__all__ = ["HidingPlan", "LibraryHiding", "plan_hiding"]
+
+
+@dataclass(frozen=True)
+class LibraryHiding:
+    path: str
+    exports: int
+    hidden: tuple[str, ...]
+    renamed: Mapping[str, str]
+    kept: Mapping[str, str]  # name -> why it stays visible
+
+
+@dataclass(frozen=True)
+class HidingPlan:
+    libraries: tuple[LibraryHiding, ...]
+    edits: Mapping[str, SymbolEdit] = field(default_factory=dict)  # member path -> edit (libraries and importers)
+
+
+def plan_hiding(
+    elves: Iterable[ElfInfo],
+    targets: Iterable[str],
+    prefixes: Mapping[str, str],
+    *,
+    keep_patterns: Iterable[str] | Mapping[str, str] = (),
+    strings: frozenset[str] = frozenset(),
+    extension_targets: Iterable[str] = (),
+    already_unique: re.Pattern | None = None,
+) -> HidingPlan:
+    """``targets``: member paths of vendored libraries; ``prefixes``: path -> unique prefix for renames;
+    ``extension_targets``: extension modules whose exports (but PyInit_* and what the wheel imports) to hide;
+    ``already_unique``: names an earlier run renamed (left alone, so a second run changes nothing)."""
+    elves = {e.path: e for e in elves}
+    targets = [t for t in targets if t in elves]
+    keep_patterns = _reasons(keep_patterns)
+    exports = {t: {elves[t].symtab.names[i] for i in elves[t].symtab.export_indices()} for t in targets}
+    if already_unique is not None:
+        exports = {t: {n for n in names if not already_unique.match(n)} for t, names in exports.items()}
+    provider = _providers(elves, targets, exports)
+
+    renamed: dict[str, dict[str, str]] = {t: {} for t in targets}
+    importer_renames: dict[str, dict[str, str]] = {}
+    kept: dict[str, dict[str, str]] = {t: {} for t in targets}
+    for importer, bindings in provider.items():
+        for name, lib in bindings.items():
+            why = _keep_reason(name, keep_patterns, strings)
+            if why:
+                kept[lib][name] = why
+                continue
+            new = prefixes[lib] + name
+            renamed[lib][name] = new
+            importer_renames.setdefault(importer, {})[name] = new
+
+    libraries = []
+    edits: dict[str, SymbolEdit] = {}
+    for lib in targets:
+        hide = set()
+        for name in exports[lib] - renamed[lib].keys() - kept[lib].keys():
+            why = _keep_reason(name, keep_patterns, strings)
+            if why:
+                kept[lib][name] = why
+            else:
+                hide.add(name)
+        libraries.append(LibraryHiding(lib, len(exports[lib]), tuple(sorted(hide)), renamed[lib], kept[lib]))
+        edits[lib] = SymbolEdit(frozenset(hide), dict(renamed[lib]))
+    for importer, mapping in importer_renames.items():
+        previous = edits.get(importer, SymbolEdit())
+        edits[importer] = SymbolEdit(previous.hide, {**previous.rename, **mapping})
+    for ext in extension_targets:
+        if ext in elves and ext not in targets:
+            libraries.append(_hide_extension(elves, ext, keep_patterns, strings, edits))
+    return HidingPlan(tuple(libraries), edits)
+
+
+def _providers(elves: dict[str, ElfInfo], targets: list[str], exports: dict[str, set[str]]) -> dict[str, dict[str, str]]:
+    """importer -> {imported name: the vendored library it binds to}: the first, in the importer's
+    breadth-first load order, that exports the name (as ld.so searches the loaded objects)."""
+    by_name = {}
+    for path, elf in elves.items():
+        by_name.setdefault(path.rsplit("/", 1)[-1], path)
+        if elf.soname:
+            by_name.setdefault(elf.soname, path)
+    target_set = set(targets)
+    out: dict[str, dict[str, str]] = {}
+    for path, elf in elves.items():
+        order = [lib for lib in _load_order(elves, by_name, path) if lib in target_set and lib != path]
+        if not order:
+            continue
+        wanted = elf.symtab.undefined_names()
+        bound = {}
+        for lib in order:
+            for name in wanted & exports[lib]:
+                bound.setdefault(name, lib)
+        if bound:
+            out[path] = bound
+    return out
+
+
+def _load_order(elves: dict[str, ElfInfo], by_name: dict[str, str], root: str) -> list[str]:
+    order, seen, queue = [], {root}, deque([root])
+    while queue:
+        for soname in elves[queue.popleft()].needed:
+            dep = by_name.get(soname)
+            if dep is not None and dep not in seen:
+                seen.add(dep)
+                order.append(dep)
+                queue.append(dep)
+    return order
+
+
+def _reasons(patterns: Iterable[str] | Mapping[str, str]) -> dict[str, str]:
+    """glob -> why a match is kept; bare globs are the user's --keep-symbols."""
+    if isinstance(patterns, Mapping):
+        return dict(patterns)
+    return {pattern: f"matches --keep-symbols {pattern}" for pattern in patterns}
+
+
+def _keep_reason(name: str, patterns: Mapping[str, str], strings: frozenset[str]) -> str | None:
+    for pattern, why in patterns.items():
+        if fnmatchcase(name, pattern):
+            return why
+    if name in strings:
+        return "appears as a string in the wheel (a dlsym lookup?)"
+    return None
+
+
+def _hide_extension(elves, ext: str, patterns, strings, edits) -> LibraryHiding:
+    elf = elves[ext]
+    names = {elf.symtab.names[i] for i in elf.symtab.export_indices()}
+    wanted_elsewhere = set().union(*(e.symtab.undefined_names() for p, e in elves.items() if p != ext))
+    hide, kept = set(), {}
+    for name in names:
+        if name.startswith("PyInit_") or name == elf.python_init:
+            continue
+        if name in wanted_elsewhere:
+            kept[name] = "imported by another ELF file of the wheel"
+            continue
+        why = _keep_reason(name, patterns, strings)
+        if why:
+            kept[name] = why
+        else:
+            hide.add(name)
+    previous = edits.get(ext, SymbolEdit())
+    edits[ext] = SymbolEdit(previous.hide | hide, previous.rename)
+    return LibraryHiding(ext, len(names), tuple(sorted(hide)), {}, kept)

@@ -1,0 +1,94 @@
+"""The repair report: what was grafted, renamed and patched in each wheel, and the tags it ended with."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from wheelcheck.audit.findings import SCHEMA_VERSION, Finding
+
+__all__ = ["GraftedLibrary", "HiddenSymbols", "PatchedFile", "RepairOutcome", "RepairReport", "STATUSES"]
+
+# repaired: written; failed: the wheel cannot meet the target (nothing written); pure: no ELF file,
+# nothing to repair (nothing written); error: bad input, a missing library, an unwritable output
+STATUSES = ("repaired", "failed", "pure", "error")
+
+
+@dataclass(frozen=True)
+class GraftedLibrary:
+    needed_as: list[str]  # the sonames files of the wheel needed
+    source: str  # where it was found on this host
+    realpath: str
+    sha256: str
+    member: str  # <dist>.libs/<new name>
+    soname: str  # its new SONAME (= the member's file name)
+    already_in_wheel: bool = False
+
+
+@dataclass(frozen=True)
+class PatchedFile:
+    member: str
+    replaced_needed: dict[str, str] = field(default_factory=dict)  # old soname -> new
+    removed_needed: list[str] = field(default_factory=list)
+    rpath_before: list[str] = field(default_factory=list)
+    rpath_after: list[str] | None = None  # None: left as it was
+    dropped_rpath: list[str] = field(default_factory=list)  # entries that pointed outside the wheel
+    moved_to: str | None = None  # an ELF script moved beside the libraries; a launcher replaces it
+
+
+@dataclass(frozen=True)
+class HiddenSymbols:
+    """repair --hide-symbols, for one library (or extension module)."""
+
+    member: str
+    exports: int  # exported symbols before
+    hidden: int  # made local and hidden
+    renamed: dict[str, str] = field(default_factory=dict)  # old -> new, here and in the files importing it
+    kept: dict[str, str] = field(default_factory=dict)  # name -> why it stays visible: the collision risk left
+
+
+@dataclass
+class RepairOutcome:
+    filename: str
+    status: str = "repaired"
+    output: str | None = None  # the wheel written
+    arch: str | None = None
+    libc: str | None = None
+    target_tag: str | None = None  # --plat, or None for auto
+    best_tag: str | None = None  # the policy the repaired wheel reaches
+    platform_tags: list[str] = field(default_factory=list)  # in the output's file name
+    grafted: list[GraftedLibrary] = field(default_factory=list)
+    patched: list[PatchedFile] = field(default_factory=list)
+    kept_external: dict[str, str] = field(default_factory=dict)  # soname -> why it was not grafted
+    hidden: list[HiddenSymbols] | None = None  # --hide-symbols: per vendored library
+    findings: list[Finding] = field(default_factory=list)  # the re-audit's, or why the target is out of reach
+    copied_members: int = 0  # copied as compressed bytes
+    written_members: int = 0  # deflated anew
+    message: str | None = None  # one line for failed/pure/error
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["findings"] = [f.to_dict() for f in self.findings]
+        return out
+
+
+@dataclass
+class RepairReport:
+    wheels: list[RepairOutcome]
+
+    @property
+    def exit_code(self) -> int:
+        """0 every wheel repaired, 1 a wheel cannot meet its target (or is pure), 2 an error."""
+        if any(w.status == "error" for w in self.wheels):
+            return 2
+        return 0 if all(w.status == "repaired" for w in self.wheels) else 1
+
+    def to_dict(self) -> dict[str, Any]:
+        from wheelcheck._version import __version__
+
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "tool": {"name": "wheelcheck", "version": __version__},
+            "command": "repair",
+            "wheels": [w.to_dict() for w in self.wheels],
+        }

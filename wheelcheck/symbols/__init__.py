@@ -1,0 +1,1 @@
+"""What symbol names mean: C++ demangling helpers and the families of libraries that export them."""

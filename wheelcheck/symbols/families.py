@@ -1,0 +1,187 @@
+"""Symbol families of commonly vendored libraries (data/families.json), counted over sorted names.
+
+Every lookup works on a sorted list of names: a prefix is a contiguous range found with two bisections,
+so counting a family costs O(prefixes · log n) whatever the size of the table, and a 400,000-symbol
+library is sorted once (C speed) instead of being matched name by name in Python.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from bisect import bisect_left
+from dataclasses import dataclass
+from fnmatch import fnmatch
+
+from wheelcheck.symbols.mangling import source_name_length
+from wheelcheck.data import load_table
+
+__all__ = ["Family", "families", "count_prefix", "count_family", "family_examples", "group_counts", "cxx_lead_ins",
+           "owns", "family_members"]
+
+# The mangled forms that start a name inside a C++ namespace: functions (with cv/ref qualifiers),
+# vtables, typeinfo, typeinfo names, VTTs, guard variables and local statics of its functions.
+_CXX_LEAD_INS = ("_ZN", "_ZNK", "_ZNV", "_ZNVK", "_ZNR", "_ZNO", "_ZNKR", "_ZNKO",
+                 "_ZTVN", "_ZTIN", "_ZTSN", "_ZTTN", "_ZGVN", "_ZZN", "_ZZNK")
+_HIGHEST = "\U0010ffff"
+
+
+@dataclass(frozen=True)
+class Family:
+    id: str
+    title: str
+    prefixes: tuple[str, ...]  # minimal: none is a prefix of another
+    exclude_prefixes: tuple[str, ...]
+    names: tuple[str, ...]
+    patterns: tuple[re.Pattern, ...]
+    owners: tuple[str, ...]
+    min_symbols: int
+    report: bool
+    sentinels: tuple[str, ...]
+    note: str
+
+
+def cxx_lead_ins(namespace: str) -> tuple[str, ...]:
+    """'google::protobuf' -> ('_ZN6google8protobuf', '_ZNK6google8protobuf', ...)."""
+    mangled = "".join(f"{len(part)}{part}" for part in namespace.split("::"))
+    return tuple(lead + mangled for lead in _CXX_LEAD_INS)
+
+
+def _minimal(prefixes) -> tuple[str, ...]:
+    out: list[str] = []
+    for p in sorted(set(prefixes)):
+        if not out or not p.startswith(out[-1]):
+            out.append(p)
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=1)
+def families() -> tuple[Family, ...]:
+    """The shipped family table, compiled once per process."""
+    out = []
+    for fid, doc in load_table("families.json")["families"].items():
+        prefixes = list(doc.get("prefixes", ()))
+        for ns in doc.get("cxx_namespaces", ()):
+            prefixes.extend(cxx_lead_ins(ns))
+        out.append(Family(
+            id=fid, title=doc.get("title", fid), prefixes=_minimal(prefixes),
+            exclude_prefixes=tuple(doc.get("exclude_prefixes", ())), names=tuple(doc.get("names", ())),
+            patterns=tuple(re.compile(p) for p in doc.get("patterns", ())), owners=tuple(doc.get("owners", ())),
+            min_symbols=int(doc.get("min_symbols", 1)), report=bool(doc.get("report", True)),
+            sentinels=tuple(doc.get("sentinels", ())), note=doc.get("note", "")))
+    return tuple(out)
+
+
+def owns(family: Family, path: str, soname: str | None) -> bool:
+    """Is this file the family's own library (its purpose is to export the family)?"""
+    names = {path.rsplit("/", 1)[-1]} | ({soname} if soname else set())
+    return any(fnmatch(n, glob) for n in names for glob in family.owners)
+
+
+def count_prefix(sorted_names: list[str], prefix: str) -> int:
+    lo = bisect_left(sorted_names, prefix)
+    return bisect_left(sorted_names, prefix + _HIGHEST, lo) - lo
+
+
+def _lowercase_range(sorted_names: list[str]) -> list[str]:
+    return sorted_names[bisect_left(sorted_names, "a"):bisect_left(sorted_names, "{")]
+
+
+def count_family(sorted_names: list[str], family: Family) -> int:
+    count = sum(count_prefix(sorted_names, p) for p in family.prefixes)
+    count -= sum(count_prefix(sorted_names, p) for p in family.exclude_prefixes)
+    for name in family.names:
+        i = bisect_left(sorted_names, name)
+        if i < len(sorted_names) and sorted_names[i] == name and not _has_prefix(name, family.prefixes):
+            count += 1
+    if family.patterns:
+        candidates = _lowercase_range(sorted_names)
+        matched: set[str] = set()
+        for pattern in family.patterns:  # a name may match several patterns: count it once
+            matched.update(filter(pattern.match, candidates))
+        count += len(matched)
+    return count
+
+
+def family_examples(sorted_names: list[str], family: Family, most: int = 3) -> tuple[str, ...]:
+    """A few exported names of the family, for messages (prefix matches first)."""
+    out: list[str] = []
+    for p in family.prefixes:
+        i = bisect_left(sorted_names, p)
+        while i < len(sorted_names) and sorted_names[i].startswith(p) and len(out) < most:
+            if not sorted_names[i].startswith(family.exclude_prefixes or ("\0",)):
+                out.append(sorted_names[i])
+            i += 1
+    out += [n for n in family.names if len(out) < most and n in set(sorted_names[bisect_left(sorted_names, n):][:1])]
+    for pattern in family.patterns:
+        out += [n for n in filter(pattern.match, _lowercase_range(sorted_names))][:max(0, most - len(out))]
+    return tuple(out[:most])
+
+
+def _has_prefix(name: str, prefixes: tuple[str, ...]) -> bool:
+    return name.startswith(prefixes)
+
+
+_CXX_GROUP = re.compile(r"_Z(?:N[KVRO]*|T[VISTh]N?|GVN|ZN[KVRO]*)?(St|([0-9]+))")
+_C_GROUP = re.compile(r"_*[A-Za-z0-9]+?(?:_|(?<=[A-Z]{2})(?=[A-Z][a-z])|$)")
+
+
+def _group_key(name: str) -> tuple[str, str]:
+    """(prefix, label) grouping a name with its namespace or C prefix: ('_ZN4llvm', 'llvm::')."""
+    m = _CXX_GROUP.match(name)
+    if m:
+        if m.group(1) == "St":
+            return m.group(0), "std::"
+        length = source_name_length(m.group(2))
+        end = m.end()
+        if length and end + length <= len(name):
+            return name[:end + length], name[end:end + length] + "::"
+    if name.startswith("_Z"):
+        return name, "(other C++)"
+    m = _C_GROUP.match(name)
+    if m and m.end() < len(name):
+        key = m.group(0)
+        return key, key + "*"
+    return name, name
+
+
+def group_counts(sorted_names: list[str], most: int = 20000) -> dict[str, int]:
+    """Exported names grouped by namespace or C prefix, walking the sorted list one group at a time.
+
+    Stops after ``most`` groups (a library of unrelated C names would otherwise be walked name by
+    name); the rest is counted as '(other)'.
+    """
+    out: dict[str, int] = {}
+    i, n, groups = 0, len(sorted_names), 0
+    while i < n:
+        if groups >= most:
+            out["(other)"] = out.get("(other)", 0) + n - i
+            break
+        key, label = _group_key(sorted_names[i])
+        j = bisect_left(sorted_names, key + _HIGHEST, i + 1) if key != sorted_names[i] else i + 1
+        while j < n and sorted_names[j] == key:  # exact-name groups: equal names only
+            j += 1
+        out[label] = out.get(label, 0) + j - i
+        i = j
+        groups += 1
+    return out
+
+
+def family_members(sorted_names: list[str], family: Family) -> set[str]:
+    """The names of ``sorted_names`` that belong to ``family``: its prefix ranges (by bisection, less the
+    excluded prefixes), its exact names and its patterns."""
+    out: set[str] = set()
+    for p in family.prefixes:
+        lo = bisect_left(sorted_names, p)
+        out.update(sorted_names[lo:bisect_left(sorted_names, p + _HIGHEST, lo)])
+    if family.exclude_prefixes:
+        out = {n for n in out if not n.startswith(family.exclude_prefixes)}
+    for name in family.names:
+        i = bisect_left(sorted_names, name)
+        if i < len(sorted_names) and sorted_names[i] == name:
+            out.add(name)
+    if family.patterns:
+        candidates = _lowercase_range(sorted_names)
+        for pattern in family.patterns:
+            out.update(filter(pattern.match, candidates))
+    return out

@@ -1,0 +1,139 @@
+"""Which NEEDED libraries the wheel itself provides, found the way ld.so would find them.
+
+Each root (an extension module, or a library nothing else in the wheel needs) is loaded as ld.so
+loads it: breadth first; a name already loaded (by SONAME) is reused; otherwise the object's
+DT_RPATH and those of its loaders (when it has no DT_RUNPATH), then its DT_RUNPATH, with $ORIGIN
+expanded to the object's install directory. Host directories are never searched: the audit is
+hermetic, so whatever the wheel does not provide is external.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections import deque
+from dataclasses import dataclass
+
+from wheelcheck.wheel.wheel_model import WheelModel
+from wheelcheck.elf.elf_info import ElfInfo, is_dynamic_loader
+
+__all__ = ["Resolution", "resolve", "LIBPYTHON", "expand_origin", "inside_install_roots", "rpath_directory"]
+
+LIBPYTHON = re.compile(r"^libpython\d+\.\d+[a-z]*\.so(\.\d+)*$")
+_ORIGIN = re.compile(r"\$(ORIGIN|\{ORIGIN\})")
+# $ORIGIN/../lib/python3.X/site-packages/... from bin/ lands back in site-packages
+_SITE = re.compile(r"^/lib/python[^/]+/site-packages(?=/|$)")
+_INSTALL_ROOTS = {"sp", "bin", "data", "headers"}
+
+
+@dataclass(frozen=True)
+class Resolution:
+    roots: tuple[str, ...]  # member paths judged as load roots
+    provided: dict[tuple[str, str], str]  # (member, soname) -> member that provides it
+    unresolved: dict[tuple[str, str], None]  # (member, soname) needed in a judged tree, not in the wheel
+    loaded_from: dict[str, tuple[str, ...]]  # member -> roots whose tree loads it
+
+
+def resolve(model: WheelModel, elves: list[ElfInfo]) -> Resolution:
+    index = {model.install_path(e.path): e for e in elves}
+    needed_names = {n for e in elves for n in e.needed}
+    roots = tuple(e.path for e in elves if e.is_extension or e.path.rsplit("/", 1)[-1] not in needed_names)
+    by_path = {e.path: e for e in elves}
+    provided: dict[tuple[str, str], str] = {}
+    unresolved: dict[tuple[str, str], None] = {}
+    loaded_from: dict[str, list[str]] = {}
+    for root in roots:
+        _load_tree(model, index, by_path[root], provided, unresolved, loaded_from)
+    for key in list(unresolved):
+        if key in provided:
+            del unresolved[key]  # resolved in another tree that also loads this object
+    return Resolution(
+        roots=roots,
+        provided=provided,
+        unresolved=unresolved,
+        loaded_from={k: tuple(v) for k, v in loaded_from.items()},
+    )
+
+
+def skip_soname(soname: str) -> bool:
+    """Names never looked for in the wheel: the dynamic loader, and libpython (judged by its own rule)."""
+    return is_dynamic_loader(soname) or bool(LIBPYTHON.match(soname))
+
+
+def _load_tree(model, index, root: ElfInfo, provided, unresolved, loaded_from) -> None:
+    loaded: dict[str, ElfInfo] = {_basename(root.path): root}
+    if root.soname:
+        loaded[root.soname] = root
+    queue = deque([(root, ())])  # (object, RPATH chain of its loaders)
+    seen = {root.path}
+    loaded_from.setdefault(root.path, []).append(root.path)
+    while queue:
+        obj, chain = queue.popleft()
+        own_rpath = () if obj.runpath else tuple((obj, p) for p in obj.rpath)
+        rpath_chain = own_rpath + chain if not obj.runpath else ()
+        for soname in obj.needed:
+            if skip_soname(soname):
+                continue
+            found = loaded.get(soname) or _search(model, index, obj, soname, rpath_chain, root)
+            if found is None:
+                unresolved.setdefault((obj.path, soname), None)
+                continue
+            provided[(obj.path, soname)] = found.path
+            loaded.setdefault(soname, found)
+            if found.soname:
+                loaded.setdefault(found.soname, found)
+            if found.path not in seen:
+                seen.add(found.path)
+                loaded_from.setdefault(found.path, []).append(root.path)
+                queue.append((found, rpath_chain if not found.runpath else ()))
+
+
+def _search(model, index, obj: ElfInfo, soname: str, rpath_chain, root: ElfInfo) -> ElfInfo | None:
+    dirs = [(owner, p) for owner, p in rpath_chain] + [(obj, p) for p in obj.runpath]
+    for owner, entry in dirs:
+        directory = _search_dir(model, owner, entry)
+        if directory is None:
+            continue
+        candidate = index.get(posixpath.join(directory, soname))
+        if candidate is not None and _compatible(candidate, root):
+            return candidate
+    return None
+
+
+def expand_origin(model: WheelModel, owner: ElfInfo, entry: str) -> str | None:
+    """An RPATH entry with $ORIGIN expanded to the owner's virtual install directory (/sp/pkg/...),
+    normalised; None when the entry does not use $ORIGIN."""
+    return _expand(model, owner.path, entry)
+
+
+def _expand(model: WheelModel, member: str, entry: str) -> str | None:
+    if not _ORIGIN.search(entry):
+        return None
+    origin = posixpath.dirname(model.install_path(member))
+    expanded = posixpath.normpath(_ORIGIN.sub(origin, entry))
+    return _SITE.sub("/sp", expanded)
+
+
+def inside_install_roots(expanded: str) -> bool:
+    """Does an expanded path stay inside the install scheme (site-packages, bin, data, headers)?"""
+    top = expanded.split("/")[1] if expanded != "/" else ""
+    return top in _INSTALL_ROOTS
+
+
+def rpath_directory(model: WheelModel, member: str, entry: str) -> str | None:
+    """The install directory an RPATH entry of ``member`` names, or None when it points outside the wheel."""
+    expanded = _expand(model, member, entry)
+    return expanded if expanded is not None and inside_install_roots(expanded) else None
+
+
+def _search_dir(model: WheelModel, owner: ElfInfo, entry: str) -> str | None:
+    return rpath_directory(model, owner.path, entry)
+
+
+def _compatible(candidate: ElfInfo, root: ElfInfo) -> bool:
+    return (candidate.machine, candidate.elf_class, candidate.endianness) == (
+        root.machine, root.elf_class, root.endianness)
+
+
+def _basename(path: str) -> str:
+    return path.rsplit("/", 1)[-1]

@@ -1,0 +1,63 @@
+"""What the analyses know about a wheel: its name and tags, and one ElfInfo per ELF member."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from packaging.tags import Tag
+
+from wheelcheck.elf.elf_info import ElfInfo
+
+__all__ = ["WheelModel", "split_platform", "LEGACY_ALIASES"]
+
+_PLATFORM = re.compile(r"^(manylinux_\d+_\d+|musllinux_\d+_\d+|manylinux1|manylinux2010|manylinux2014|linux)_(.+)$")
+LEGACY_ALIASES = {"manylinux1": "manylinux_2_5", "manylinux2010": "manylinux_2_12", "manylinux2014": "manylinux_2_17"}
+
+
+def split_platform(platform: str) -> tuple[str, str] | None:
+    """'manylinux_2_17_x86_64' -> ('manylinux_2_17', 'x86_64'); None for non-Linux platforms."""
+    match = _PLATFORM.match(platform)
+    return (match.group(1), match.group(2)) if match else None
+
+
+@dataclass(frozen=True)
+class WheelModel:
+    """A wheel as the analyses see it. Built once by the scanner; never touches the zip again."""
+
+    filename: str
+    name: str
+    version: str
+    tags: frozenset[Tag]
+    elves: tuple[ElfInfo, ...]
+    members: tuple[str, ...] = ()
+    root_is_purelib: bool = False
+    data_dir: str = ""
+    requires_dist: tuple[str, ...] = ()
+    record_problems: tuple[tuple[str, str], ...] = field(default=())  # (member, problem)
+
+    @property
+    def platforms(self) -> list[str]:
+        return sorted({t.platform for t in self.tags})
+
+    @property
+    def linux_platforms(self) -> list[tuple[str, str]]:
+        return [p for p in (split_platform(t) for t in self.platforms) if p]
+
+    def install_path(self, member: str) -> str:
+        """Where a member lands, as a virtual absolute path: /sp/... (site-packages), /bin/..., /data/..."""
+        prefix = self.data_dir + "/"
+        if self.data_dir and member.startswith(prefix):
+            kind, _, rest = member[len(prefix):].partition("/")
+            if kind in ("purelib", "platlib"):
+                return "/sp/" + rest
+            if kind == "scripts":
+                return "/bin/" + rest
+            return f"/{kind}/{rest}"
+        return "/sp/" + member
+
+    def in_purelib(self, member: str) -> bool:
+        """Installed into purelib: under .data/purelib/, or anywhere when Root-Is-Purelib is true."""
+        if self.data_dir and member.startswith(self.data_dir + "/"):
+            return member.startswith(self.data_dir + "/purelib/")
+        return self.root_is_purelib
