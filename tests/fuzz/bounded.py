@@ -40,7 +40,7 @@ _CRASH = 99
 
 @dataclass(frozen=True)
 class Job:
-    argv: tuple[str, ...]  # wheelcheck's arguments, run in the job directory
+    commands: tuple[tuple[str, ...], ...]  # wheelcheck's arguments, each run in turn in the job directory
     files: dict[str, bytes]  # written into the job directory first (relative paths)
 
 
@@ -75,11 +75,17 @@ class BoundedRunner:
         self._proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT, env=env)
 
     def run(self, argv, files: dict[str, bytes]) -> Outcome:
-        _send(self._proc.stdin, Job(tuple(map(str, argv)), dict(files)))
-        outcome = _receive(self._proc.stdout)
-        if outcome is None:
+        """``wheelcheck ARGV`` in a directory holding ``files``."""
+        return self.run_all([argv], files)[0]
+
+    def run_all(self, commands, files: dict[str, bytes]) -> list[Outcome]:
+        """Each command in turn, each in its own bounded process, in one directory (a repair, then an
+        audit of what it wrote)."""
+        _send(self._proc.stdin, Job(tuple(tuple(map(str, argv)) for argv in commands), dict(files)))
+        outcomes = _receive(self._proc.stdout)
+        if outcomes is None:
             raise RuntimeError(f"the fuzz server died (exit {self._proc.poll()})")
-        return outcome
+        return outcomes
 
     def close(self) -> None:
         if self._proc.poll() is None:
@@ -161,38 +167,45 @@ def _serve(cpu_seconds: int, memory: int) -> None:
         _send(stdout, _run(command, job, cpu_seconds, memory))
 
 
-def _run(command, job: Job, cpu_seconds: int, memory: int) -> Outcome:
+def _run(command, job: Job, cpu_seconds: int, memory: int) -> list[Outcome]:
     workdir = Path(tempfile.mkdtemp(prefix="wheelcheck-fuzz-"))
     try:
         for name, data in job.files.items():
             path = workdir / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
-        pid = os.fork()
-        if pid == 0:
-            _child(command, job, workdir, cpu_seconds, memory)
-        kind, status, usage = _wait(pid, cpu_seconds * _WALL_FACTOR + 10)
-        stderr = _text(workdir / ".stderr")
-        trace = _text(workdir / ".traceback")
-        if kind is None:
-            if os.WIFSIGNALED(status):
-                sig = os.WTERMSIG(status)
-                kind = "hang" if sig in (signal.SIGXCPU, signal.SIGKILL) and \
-                    usage.ru_utime + usage.ru_stime >= cpu_seconds - 0.5 else "signal"
-                trace = trace or f"killed by signal {signal.Signals(sig).name}"
-            else:
-                code = os.WEXITSTATUS(status)
-                kind = {0: "ok", 1: "ok", 2: "error", _CRASH: "crash"}.get(code, "crash")
-                if kind == "crash" and "MemoryError" in trace:
-                    kind = "memory"
-        files = {str(p.relative_to(workdir)): hashlib.sha256(p.read_bytes()).hexdigest()
-                 for p in sorted(workdir.rglob("*")) if p.is_file() and not p.name.startswith(".std")
-                 and p.name != ".traceback"}
-        return Outcome(kind=kind, exit_code=os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
-                       stderr=stderr[:8000], traceback=trace[-8000:], max_rss=usage.ru_maxrss * 1024,
-                       cpu=usage.ru_utime + usage.ru_stime, files_after=files)
+        return [_run_one(command, argv, workdir, cpu_seconds, memory) for argv in job.commands]
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _run_one(command, argv: tuple[str, ...], workdir: Path, cpu_seconds: int, memory: int) -> Outcome:
+    for leftover in (".stderr", ".stdout", ".traceback"):
+        (workdir / leftover).unlink(missing_ok=True)
+    pid = os.fork()
+    if pid == 0:
+        _child(command, argv, workdir, cpu_seconds, memory)
+    kind, status, usage = _wait(pid, cpu_seconds * _WALL_FACTOR + 10)
+    stderr = _text(workdir / ".stderr")
+    trace = _text(workdir / ".traceback")
+    if kind is None:
+        if os.WIFSIGNALED(status):
+            sig = os.WTERMSIG(status)
+            used = usage.ru_utime + usage.ru_stime
+            kind = "hang" if sig == signal.SIGXCPU or (sig == signal.SIGKILL and used >= cpu_seconds) \
+                else "signal"
+            trace = trace or f"killed by signal {signal.Signals(sig).name}"
+        else:
+            code = os.WEXITSTATUS(status)
+            kind = {0: "ok", 1: "ok", 2: "error", _CRASH: "crash"}.get(code, "crash")
+            if kind == "crash" and "MemoryError" in trace:
+                kind = "memory"
+    files = {str(p.relative_to(workdir)): hashlib.sha256(p.read_bytes()).hexdigest()
+             for p in sorted(workdir.rglob("*")) if p.is_file() and not p.name.startswith(".std")
+             and p.name != ".traceback"}
+    return Outcome(kind=kind, exit_code=os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+                   stderr=stderr[:8000], traceback=trace[-8000:], max_rss=usage.ru_maxrss * 1024,
+                   cpu=usage.ru_utime + usage.ru_stime, files_after=files)
 
 
 def _wait(pid: int, wall_seconds: float):
@@ -213,7 +226,7 @@ def _wait(pid: int, wall_seconds: float):
     return kind, status, usage
 
 
-def _child(command, job: Job, workdir: Path, cpu_seconds: int, memory: int) -> None:
+def _child(command, argv: tuple[str, ...], workdir: Path, cpu_seconds: int, memory: int) -> None:
     code = _CRASH
     try:
         os.chdir(workdir)
@@ -225,9 +238,9 @@ def _child(command, job: Job, workdir: Path, cpu_seconds: int, memory: int) -> N
         os.dup2(null, 0)
         os.dup2(os.open(".stdout", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), 1)
         os.dup2(os.open(".stderr", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), 2)
-        sys.argv = ["wheelcheck", *job.argv]
+        sys.argv = ["wheelcheck", *argv]
         try:
-            command.main(args=list(job.argv), prog_name="wheelcheck", standalone_mode=True)
+            command.main(args=list(argv), prog_name="wheelcheck", standalone_mode=True)
             code = 0
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)

@@ -14,7 +14,14 @@ from pathlib import Path
 from tests.fixtures.compile import ZIG_MUSL_TARGETS, ZIG_TARGETS, FixtureBuilder
 from tests.fuzz.elfcraft import CANVAS_SOURCE
 
-__all__ = ["seed_targets", "build_seeds", "CXX_SEED_SOURCE"]
+__all__ = ["seed_targets", "build_seeds", "Seeds", "CXX_SEED_SOURCE"]
+
+
+class Seeds(dict):
+    """Seed name -> ELF bytes, with a repr short enough for hypothesis to print beside a failure."""
+
+    def __repr__(self) -> str:
+        return f"<ELF seeds {', '.join(sorted(self))}>"
 
 VERSION_SCRIPT = "FUZZ_1.0 { global: fuzz_export; fuzz_canvas; }; FUZZ_2.0 { global: _Z*; } FUZZ_1.0; " \
                  "FUZZ_3.0 { local: *; } FUZZ_2.0;\n"
@@ -41,12 +48,12 @@ def seed_targets(all_arches: bool = False) -> dict[str, str | None]:
             "s390x": ZIG_TARGETS["s390x"]}
 
 
-def build_seeds(builder: FixtureBuilder, targets: dict[str, str | None]) -> dict[str, bytes]:
+def build_seeds(builder: FixtureBuilder, targets: dict[str, str | None]) -> Seeds:
     """Seed name -> ELF bytes (plus "host-cxx" for both libstdc++ ABIs, built with the host g++)."""
     script = Path(builder.cache_dir) / "fuzz-seed.map"
     script.parent.mkdir(parents=True, exist_ok=True)
     script.write_text(VERSION_SCRIPT)
-    seeds = {}
+    seeds = Seeds()
     for name, target in targets.items():
         path = builder.compile_c(CANVAS_SOURCE, "libfuzzseed.so.1", target=target, libs=("m",),
                                  flags=("-Wl,-soname,libfuzzseed.so.1", f"-Wl,--version-script,{script}"))
