@@ -140,9 +140,9 @@ def _recompress(method: int, *, corrupt: bool = False, lzma_dict: int | None = N
             payload = m.payload
         if lzma_dict is not None and method == 14:  # claim a dictionary of lzma_dict bytes
             payload = payload[:5] + struct.pack("<I", lzma_dict) + payload[9:]
-        if corrupt:
+        if corrupt:  # the stream's own header (LZMA properties, bzip2 magic) intact, its data not
             middle = len(payload) // 2
-            payload = payload[:4] + bytes(b ^ 0x5A for b in payload[4:middle + 8]) + payload[middle + 8:]
+            payload = payload[:16] + bytes(b ^ 0x5A for b in payload[16:middle + 16]) + payload[middle + 16:]
         m.payload = payload
         m.crc = zlib.crc32(data)
         m.version_needed = {12: 46, 14: 63}.get(method, 20)
