@@ -68,7 +68,7 @@ class Mutation(bytes):
         return Mutation, (self.recipe, bytes(self))
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=1024)  # one per seed: corpus campaigns mutate hundreds
 def layout_of(seed: bytes) -> ElfLayout:
     return ElfLayout(seed)
 
