@@ -15,7 +15,16 @@ from tests.fuzz.shapes import elf_shapes, wheel_bytes, wheel_name
 from tests.fuzz.strategies import elf_mutations
 
 COMMANDS = (("audit", "-vv"), ("audit", "--format", "json"), ("audit", "--format", "sarif"), ("show",),
-            ("show", "--json"))
+            ("show", "--json"), ("conflicts", "-vv"))
+
+
+def run(runner, command, elf: bytes):
+    """``wheelcheck COMMAND`` on a wheel holding ``elf`` (``conflicts`` beside a second distribution
+    shipping the same file, so every export collides)."""
+    files = {wheel_name(): wheel_bytes(elf)}
+    if command[0] == "conflicts":
+        files[wheel_name("other")] = wheel_bytes(elf, project="other")
+    return runner.run([*command, *files], files)
 
 
 def test_every_elf_shape_on_every_seed(fuzz_runner, elf_seeds):
@@ -29,7 +38,7 @@ def test_every_elf_shape_on_every_seed(fuzz_runner, elf_seeds):
                 continue
             applied += 1
             command = COMMANDS[applied % len(COMMANDS)]
-            outcome = fuzz_runner.run([*command, wheel_name()], {wheel_name(): wheel_bytes(bytes(out))})
+            outcome = run(fuzz_runner, command, bytes(out))
             assert_clean(outcome, f"{seed_name} {shape_name} ({' '.join(command)})", wheel_name())
     assert applied >= 5 * len(elf_shapes())  # the shapes find what they need in the seeds
 
@@ -38,7 +47,7 @@ def test_every_elf_shape_on_every_seed(fuzz_runner, elf_seeds):
 def test_mutated_elf(fuzz_runner, elf_seeds, data):
     elf = data.draw(elf_mutations(elf_seeds), label="mutation")
     command = data.draw(st.sampled_from(COMMANDS), label="command")
-    outcome = fuzz_runner.run([*command, wheel_name()], {wheel_name(): wheel_bytes(elf)})
+    outcome = run(fuzz_runner, command, elf)
     assert_clean(outcome, elf.recipe, wheel_name())
 
 

@@ -18,6 +18,7 @@ from wheelcheck.elf.elf_summary import _soname_matches
 from wheelcheck.errors import BadWheelError, one_line
 from wheelcheck.symbols.families import _group_key, count_family, families, group_counts
 from wheelcheck.symbols.mangling import abi_neutral, has_new_abi, has_old_abi, lead, short_name
+from wheelcheck.wheel.requires_dist import required_name
 
 
 @given(mangled_names())
@@ -79,3 +80,15 @@ def test_error_names_keep_their_text():
         line = str(BadWheelError("w.whl", f"member {name!r} is odd"))
         assert len(line.splitlines()) == 1
     assert one_line("caf\u00e9 a\nb") == "caf\u00e9 a\\nb"
+
+
+_REQUIREMENT_PIECES = ("numpy", " ", "(", ")", ">=1.0", ";", "python_version", "<", "'3.8'", " and ", " or ",
+                       "extra == 'a'", "[", "]", ",", "@", "http://x", "\u00e9", "\n")
+
+
+@given(st.one_of(st.text(max_size=40), st.lists(st.sampled_from(_REQUIREMENT_PIECES), max_size=30).map("".join),
+                 st.integers(0, 5000).map(lambda n: "a; " + "(" * n + "os_name=='x'" + ")" * n)))
+def test_requires_dist_lines_never_raise(line):
+    """A Requires-Dist line is input: 3,000 nested parentheses once raised RecursionError in packaging."""
+    name = required_name(line)
+    assert name is None or name == name.lower()

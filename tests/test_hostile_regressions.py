@@ -135,6 +135,13 @@ def test_record_rows_csv_refuses(shape, tmp_path, name, expected):
     assert_one_line_error(wheelcheck("audit", wheel, cwd=tmp_path), wheel.name, "RECORD", "not valid CSV", expected)
 
 
+def test_deeply_nested_requires_dist_marker(shape, tmp_path):
+    """3,000 nested parentheses in a Requires-Dist marker: packaging's parser recursed into RecursionError."""
+    wheel = write(tmp_path, shape("metadata:deep-marker"))
+    for args in (("audit", "-v"), ("conflicts",)):
+        assert_verdict(wheelcheck(*args, wheel, cwd=tmp_path))
+
+
 # -- memory: a buffer allocated at the declared size ------------------------------------------------------
 
 @pytest.mark.parametrize("claim", [1 << 30, 3 << 30, 8 << 30])

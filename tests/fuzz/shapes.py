@@ -43,8 +43,8 @@ MANGLED = ("_Z\u00b2Ss", "_Z\u0663Ss", "_ZN\u00b9\u00b2foo3barEv", "_Z" + "9" * 
            "_ZNSs\u00b2", "_ZA" + "9" * 4400 + "_", "_ZLl" + "9" * 4400 + "E", "_Z3foo" + "S" * 3000)
 
 
-def wheel_name() -> str:
-    return WHEEL_NAME
+def wheel_name(project: str = "fuzz") -> str:
+    return WHEEL_NAME.replace("fuzz", project)
 
 
 def _record_hash(data: bytes) -> str:
@@ -62,11 +62,16 @@ WHEEL = b"Wheel-Version: 1.0\nGenerator: fuzz\nRoot-Is-Purelib: false\nTag: cp31
 
 
 def base_wheel(ext: bytes, *, extra: dict[str, bytes] | None = None, metadata: bytes = METADATA,
-               wheel: bytes = WHEEL, record: bytes | None = None, stored: bool = False) -> Archive:
-    """A valid wheel holding ``ext`` as ``fuzz/_ext.so`` (plus ``extra`` members), RECORD right."""
-    files = {EXT: ext, **(extra or {}), f"{DIST}/METADATA": metadata, f"{DIST}/WHEEL": wheel}
-    rows = [(name, _record_hash(data), len(data)) for name, data in files.items()] + [(f"{DIST}/RECORD", "", "")]
-    files[f"{DIST}/RECORD"] = _record(rows) if record is None else record
+               wheel: bytes = WHEEL, record: bytes | None = None, stored: bool = False,
+               project: str = "fuzz") -> Archive:
+    """A valid wheel holding ``ext`` as ``fuzz/_ext.so`` (plus ``extra`` members), RECORD right.
+
+    ``project`` renames the distribution (and the package directory): a second wheel for ``conflicts``."""
+    dist, ext_name = DIST.replace("fuzz", project), EXT.replace("fuzz", project)
+    metadata = metadata.replace(b"Name: fuzz", f"Name: {project}".encode())
+    files = {ext_name: ext, **(extra or {}), f"{dist}/METADATA": metadata, f"{dist}/WHEEL": wheel}
+    rows = [(name, _record_hash(data), len(data)) for name, data in files.items()] + [(f"{dist}/RECORD", "", "")]
+    files[f"{dist}/RECORD"] = _record(rows) if record is None else record
     make = stored_member if stored else deflated_member
     members = []
     for name, data in files.items():
