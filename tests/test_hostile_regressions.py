@@ -7,6 +7,7 @@ The inputs are the fuzzer's named shapes (tests/fuzz/shapes.py) applied to real 
 """
 from __future__ import annotations
 
+import pickle
 import signal
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from tests.fuzz.elfcraft import ElfLayout
 from tests.fuzz.seeds import build_seeds
 from tests.fuzz.shapes import DIST, base_wheel, elf_shapes, wheel_bytes, wheel_name, zip_shapes
 from tests.fuzz.zipcraft import assemble, stored_member
+from wheelcheck.errors import BadElfError, BadWheelError, RepairError, UsageError
 
 MEMORY = 512 << 20  # a plain audit needs under 256 MiB of address space; a 1 GiB claim cannot fit
 CPU_SECONDS = 5
@@ -172,6 +174,14 @@ def _big_wheel(seed: bytes, bad: bytes) -> bytes:
     """Two valid ELF members padded to 9 MB each (over the 16 MB parallel threshold together), one bad."""
     padded = seed + bytes(9 << 20)
     return wheel_bytes(padded, extra={"fuzz/_two.so": padded, "fuzz/_bad.so": bad})
+
+
+@pytest.mark.parametrize("error", [BadElfError, BadWheelError, RepairError, UsageError])
+def test_errors_pickle_whole(error):
+    """What a worker raises comes back through pickle: the same class, path and problem."""
+    raised = error("w.whl:pkg/a\nb.so", "truncated ELF file")
+    back = pickle.loads(pickle.dumps(raised))
+    assert type(back) is error and (back.path, back.problem, str(back)) == (raised.path, raised.problem, str(raised))
 
 
 def test_bad_member_in_a_parallel_scan_is_its_own_error(seeds, tmp_path):

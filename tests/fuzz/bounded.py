@@ -34,7 +34,9 @@ __all__ = ["Job", "Outcome", "BoundedRunner", "DEFAULT_CPU_SECONDS", "DEFAULT_ME
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CPU_SECONDS = 5
 DEFAULT_MEMORY = 2 << 30  # address space per input: catches any allocation driven by a declared size
-_WALL_FACTOR = 6  # a child blocked without using CPU (a deadlock) is killed after this many CPU limits
+# A child blocked without using CPU (a deadlock) is killed after this long; generous, since on shared cores
+# a niced child may get a small share of a CPU (the CPU limit is what catches a loop)
+_WALL_SECONDS = 300
 _CRASH = 99
 
 
@@ -185,7 +187,7 @@ def _run_one(command, argv: tuple[str, ...], workdir: Path, cpu_seconds: int, me
     pid = os.fork()
     if pid == 0:
         _child(command, argv, workdir, cpu_seconds, memory)
-    kind, status, usage = _wait(pid, cpu_seconds * _WALL_FACTOR + 10)
+    kind, status, usage = _wait(pid, max(_WALL_SECONDS, 30 * cpu_seconds))
     stderr = _text(workdir / ".stderr")
     trace = _text(workdir / ".traceback")
     if kind is None:
