@@ -16,7 +16,7 @@ if str(ROOT) not in sys.path:  # so `tests.fixtures` imports under plain `pytest
 from tests.fixtures.compile import FixtureBuilder  # noqa: E402
 
 CORPUS_LISTING = ROOT / "corpus" / "dev-wheels.tsv"
-CORPUS_FETCH = ROOT / "tests" / "fixtures" / "fetch_corpus.py"  # LISTING DEST; the generic corpus/fetch.py to come
+CORPUS_FETCH = ROOT / "corpus" / "fetch.py"  # LISTING DEST: the wheels a listing pins, sha256 checked
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -24,7 +24,7 @@ from wheelcheck.audit.findings import WheelReport
 from wheelcheck.audit.verdict import judge, libc_of_elf, wheel_platform
 from wheelcheck.data import system_drivers
 from wheelcheck.elf.elf_info import ElfInfo
-from wheelcheck.errors import OutputError, RepairError
+from wheelcheck.errors import BadElfError, OutputError, RepairError
 from wheelcheck.host.host_library_search import Located, locate_libraries, typical_elf
 from wheelcheck.host.search_paths import host_search_path
 from wheelcheck.policy.policy_model import LINUX, Policy
@@ -66,14 +66,17 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
         choice, located = _choose(model, options, audit_options, arch, libc, candidates, requested)
         if choice is None or choice.verdict.is_linux or (requested is not None and not meets(choice.verdict, requested)):
             return _unreachable(outcome, choice, requested, arch, candidates, audit_options)
-        changes, filename = _retagged(source, model, apply_plan(choice.plan, source, located, strip=_strip(model, options)),
-                                      choice, requested, arch, candidates, options)
-        final = repaired_model(model, choice.plan, changes, filename, parse_wheel_filename(filename)[3])
-        hidden = None
-        if options.hiding:
-            hidden = hide_symbols(final, changes, source, keep_patterns=options.keep_symbols,
-                                  extensions=options.hide_extension_symbols, lib_sdir=options.lib_sdir)
-            changes, final = changes.with_data(hidden.changed), hidden.model
+        try:  # an edit that fails (patchelf refusing a malformed member) names the wheel, then the member
+            changes = apply_plan(choice.plan, source, located, strip=_strip(model, options))
+            changes, filename = _retagged(source, model, changes, choice, requested, arch, candidates, options)
+            final = repaired_model(model, choice.plan, changes, filename, parse_wheel_filename(filename)[3])
+            hidden = None
+            if options.hiding:
+                hidden = hide_symbols(final, changes, source, keep_patterns=options.keep_symbols,
+                                      extensions=options.hide_extension_symbols, lib_sdir=options.lib_sdir)
+                changes, final = changes.with_data(hidden.changed), hidden.model
+        except (RepairError, BadElfError) as exc:
+            raise type(exc)(f"{model.filename}:{exc.path}", exc.problem) from None
         after = judge(final, audit_options)
         reached = policy_of_tag(after.best_tag or "linux", candidates)
         if reached is None or not meets(reached, choice.verdict):

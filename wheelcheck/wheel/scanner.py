@@ -5,17 +5,27 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from email.parser import HeaderParser
 from pathlib import Path
 
 from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.elf.elf_summary import is_elf, summarize
-from wheelcheck.errors import BadElfError
+from wheelcheck.errors import BadElfError, BadWheelError
 from wheelcheck.wheel.wheel_reader import WheelReader, looks_like_shared_object
 from wheelcheck.wheel.record import record_digest
 
 __all__ = ["scan_wheel", "scan_reader", "PARALLEL_THRESHOLD", "Progress"]
+
+# GNU ld scripts named like libraries (intel-cmplr-lib-rt's libintlc.so is "INPUT (libintlc.so.5)"): only the
+# link editor reads them, the loader never does, so they are not the wheel's ELF files and not bad input
+_LINKER_SCRIPT_STARTS = (b"/* GNU ld script", b"INPUT", b"GROUP", b"OUTPUT_FORMAT", b"SEARCH_DIR")
+
+
+def _is_linker_script(head: bytes) -> bool:
+    text = head.lstrip()
+    return text.startswith(_LINKER_SCRIPT_STARTS) and b"\0" not in head
 
 PARALLEL_THRESHOLD = 16 << 20  # below this much ELF data, starting processes costs more than it saves
 BATCHES_PER_WORKER_WITH_PROGRESS = 4  # smaller batches so progress moves; each batch reopens the zip
@@ -46,7 +56,7 @@ def scan_reader(reader: WheelReader, jobs: int | None = None, progress: Progress
             continue
         if member.file_size >= 4 and is_elf(reader.head(name)):
             candidates.append(member)
-        elif looks_like_shared_object(name):
+        elif looks_like_shared_object(name) and not _is_linker_script(reader.head(name, 256)):
             raise BadElfError(f"{reader.path}:{name}", "named like a shared object but is not an ELF file")
     jobs_wanted = [(m.filename, record.algorithm(m.filename)) for m in candidates]
     total = sum(m.file_size for m in candidates)
@@ -100,7 +110,12 @@ def _summarize_all(wheel: str, wanted, reader: WheelReader, total: int, jobs: in
                    for batch, load in zip(batches, loads)}
         for future in as_completed(futures):
             batch, load = futures[future]
-            for i, result in zip(batch, future.result()):
+            try:
+                batch_results = future.result()
+            except BrokenProcessPool:  # killed (out of memory, a signal): no error came back to raise
+                raise BadWheelError(wheel, "a worker process died while reading the ELF members "
+                                           "(killed, or out of memory); --jobs 1 reads them in this process") from None
+            for i, result in zip(batch, batch_results):
                 results[i] = result
             done += load
             report(done, total)
