@@ -1,7 +1,7 @@
 """manylinux_2_43: a wheel needing GLIBC_2.42/2.43 gets that tag, where auditwheel can only say linux.
 
-The extension is linked at test time against Debian's glibc 2.43 libc.so.6 (unpacked from
-../shared/fixtures/debian), so it needs versions newer than this machine's glibc: pthread_gettid_np is
+The extension is linked at test time against Debian's glibc 2.43 libc.so.6 (fetched from
+Debian's archive by tests/fixtures/debian.py), so it needs versions newer than this machine's glibc: pthread_gettid_np is
 GLIBC_2.42 and umaxabs GLIBC_2.43 (both read from that libc's .dynsym by the test below).
 """
 from __future__ import annotations

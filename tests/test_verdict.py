@@ -206,7 +206,7 @@ def test_directory_and_glob_paths(build, tmp_path):
     assert code == 0 and len(doc["wheels"]) == 1
 
 
-def test_policy_file_both_formats(build, tmp_path, shared_dir):
+def test_policy_file_both_formats(build, tmp_path):
     ext = build.compile_c(math_extension_source("mathmod"), "mathmod.so", libs=("m",))
     wheel = build_wheel(tmp_path, "mathmod", "1.0", "cp311-cp311-linux_x86_64", {EXT.format("mathmod"): ext})
     ours = json.loads((run_cli("policy", "show", "manylinux_2_17").stdout))

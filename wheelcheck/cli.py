@@ -16,7 +16,8 @@ import typer
 from rich.console import Console
 
 from wheelcheck._version import __version__
-from wheelcheck.api import audit, load_policies
+from wheelcheck.api import audit_wheels, load_policies
+from wheelcheck.audit.audit_options import AuditOptions
 from wheelcheck.config import Settings, find_pyproject, load_settings
 from wheelcheck.errors import WheelcheckError, one_line
 from wheelcheck.report.audit_json import render_json
@@ -142,11 +143,12 @@ def audit_command(
     fmt = AuditFormat(settings["format"])
     extra = [_report_target(spec) for spec in reports or ()]
     try:
+        options = AuditOptions(policies=load_policies(settings["policy-file"]), plat=settings["plat"],
+                               exclude=settings["exclude"], lib_path=settings["lib-path"], jobs=jobs,
+                               cxx_abi=_value(cxx_abi), fail_on=settings["fail-on"],
+                               isa_check=not disable_isa_ext_check)
         with terminal_progress(fmt is AuditFormat.text and not quiet) as progress:
-            report = audit(paths, plat=settings["plat"], policy_file=settings["policy-file"],
-                           exclude=settings["exclude"], lib_path=settings["lib-path"], jobs=jobs,
-                           cxx_abi=cxx_abi.value if cxx_abi else None, fail_on=settings["fail-on"],
-                           progress=progress, isa_check=not disable_isa_ext_check)
+            report = audit_wheels(paths, options, progress)
     except WheelcheckError as exc:
         _fail(str(exc))
     for extra_fmt, path in extra:
@@ -207,26 +209,35 @@ def repair_command(
     config: Annotated[Optional[Path], typer.Option("--config", help=CONFIG_HELP)] = None,
 ) -> None:
     """Vendor external libraries into each wheel and retag it: exit 0 all repaired, 1 a target is out of reach, 2 an error."""
-    from wheelcheck.api import repair
+    from wheelcheck.api import repair_wheels
+    from wheelcheck.repair.repair_options import RepairOptions
     from wheelcheck.report.repair_json import render_repair_json
     from wheelcheck.report.repair_text import render_repair_text
 
     settings = _settings(config, {"plat": plat or os.environ.get("AUDITWHEEL_PLAT") or None,
                                   "policy-file": _str(policy_file), "exclude": exclude, "lib-path": lib_path,
                                   "hide-symbols": hide_symbols})
-    signal.signal(signal.SIGTERM, _interrupt)  # so a killed repair still removes its temporary file
+    try:
+        options = RepairOptions(policies=load_policies(settings["policy-file"]), out_dir=wheel_dir,
+                                plat=settings["plat"] or "auto", exclude=settings["exclude"],
+                                lib_path=settings["lib-path"], level=level, jobs=jobs,
+                                hide_symbols=settings["hide-symbols"], hide_extension_symbols=hide_extension_symbols,
+                                keep_symbols=keep_symbols or (), lib_sdir=lib_sdir, only_plat=only_plat,
+                                strip=strip, isa_check=not disable_isa_ext_check)
+    except WheelcheckError as exc:
+        _fail(str(exc))
+    # so a killed repair still removes its temporary file; the caller's handler is back afterwards
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         with terminal_progress(fmt is Format.text and not quiet) as progress:
-            report = repair(paths, wheel_dir, plat=settings["plat"] or "auto", policy_file=settings["policy-file"],
-                            exclude=settings["exclude"], lib_path=settings["lib-path"], level=level, jobs=jobs,
-                            hide_symbols=settings["hide-symbols"], hide_extension_symbols=hide_extension_symbols,
-                            keep_symbols=keep_symbols or (), lib_sdir=lib_sdir, only_plat=only_plat, strip=strip,
-                            isa_check=not disable_isa_ext_check, progress=progress)
+            report = repair_wheels(paths, options, progress)
     except WheelcheckError as exc:
         _fail(str(exc))
     except KeyboardInterrupt:
         Console(stderr=True).print("wheelcheck: interrupted; nothing was written", style="bold red", markup=False)
         raise typer.Exit(130)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     if fmt is Format.json:
         sys.stdout.write(render_repair_json(report))
     else:
@@ -366,12 +377,14 @@ def show_command(
     verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="Keep going past the first limiting reason.")] = 0,
 ) -> None:
     """What `auditwheel show` answers, in its words and JSON: exit 0 answered, 1 a pure wheel, 2 bad input."""
-    from wheelcheck.api import show
+    from wheelcheck.api import show_wheel
     from wheelcheck.report.show_text import render_show_json, render_show_text
 
     dirs = list(lib_path or ()) + [d for d in (ldpaths or "").split(":") if d]
     try:
-        view = show(wheel, policy_file=policy_file, lib_path=dirs, isa_check=not disable_isa_ext_check)
+        options = AuditOptions(policies=load_policies(policy_file), lib_path=dirs,
+                               isa_check=not disable_isa_ext_check)
+        view = show_wheel(wheel, options)
     except WheelcheckError as exc:
         _fail(str(exc))
     if view.pure and not allow_pure_python_wheel:
@@ -452,12 +465,14 @@ def conflicts_command(
     verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="-v: also info findings and example symbols; -vv: every file.")] = 0,
 ) -> None:
     """Find what will collide when distributions share one process: exit 1 on a finding at or above --fail-on, 2 bad input."""
-    from wheelcheck.api import conflicts
+    from wheelcheck.api import conflicts_between
+    from wheelcheck.conflicts.conflicts_options import ConflictsOptions
     from wheelcheck.report.conflicts_json import render_conflicts_json
     from wheelcheck.report.conflicts_text import render_conflicts_text
 
     try:
-        report = conflicts(paths or (), env=(paths or []) if env else None, jobs=jobs)
+        options = ConflictsOptions(env=tuple(paths or ()) if env else None, jobs=jobs)
+        report = conflicts_between(() if env else paths or (), options)
     except WheelcheckError as exc:
         _fail(str(exc))
     if fmt is Format.json:

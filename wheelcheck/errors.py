@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["WheelcheckError", "BadWheelError", "BadElfError", "PolicyError", "UsageError", "RepairError",
-           "OutputError", "one_line"]
+__all__ = ["WheelcheckError", "BadWheelError", "BadElfError", "ElfFormatError", "PolicyError", "UsageError",
+           "RepairError", "SymbolEditError", "OutputError", "one_line"]
 
 # Everything str.splitlines() breaks on, and the other control characters a terminal acts on
 _LINE_BREAKING = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -42,6 +42,20 @@ class BadElfError(WheelcheckError):
     """A member that must be an ELF file is not one or cannot be parsed."""
 
 
+class ElfFormatError(BadElfError):
+    """Bytes that do not parse as the ELF structure they should be, raised where they are read.
+
+    The table readers see bytes, not files; ``elf.elf_summary.summarize`` catches this and raises a
+    BadElfError that names the file.
+    """
+
+    def __init__(self, problem: str) -> None:
+        super().__init__("ELF data", problem)
+
+    def __reduce__(self):
+        return type(self), (self.problem,)
+
+
 class PolicyError(WheelcheckError):
     """A policy file cannot be read or does not describe a policy."""
 
@@ -52,6 +66,10 @@ class UsageError(WheelcheckError):
 
 class RepairError(WheelcheckError):
     """A repair cannot be done: a needed library is not on this host, an ELF edit failed."""
+
+
+class SymbolEditError(RepairError):
+    """LIEF could not read or write a file whose symbols repair --hide-symbols edits."""
 
 
 class OutputError(WheelcheckError):

@@ -17,23 +17,16 @@ from wheelcheck.data import driver_loaders, system_drivers
 from wheelcheck.elf.elf_info import ElfInfo, is_dynamic_loader
 from wheelcheck.policy.policy_model import Policy
 from wheelcheck.audit.findings import Finding
+from wheelcheck.symbols.sonames import unhashed
 
-__all__ = ["check_runtime_deps", "drivers_of", "unhashed", "runtime_candidates"]
+__all__ = ["check_runtime_deps", "drivers_of", "runtime_candidates"]
 
-# auditwheel's renaming puts a hash before the first dot: libfoo.so.1 -> libfoo-1a2b3c4d.so.1,
-# libopenblasp-r0.3.15.so -> libopenblasp-r0-59ffcd50.3.15.so (repaired twice: libfoo-1a2b3c4d-5e6f7a8b.so.1)
-_HASHES = re.compile(r"^([^.]*?)(?:-[0-9a-f]{8})+(?=\.)")
 _STEM = re.compile(r"^(.*?)\.so(?:\.|$)")
 
 
 def drivers_of(policies) -> frozenset[str]:
     """The built-in system driver sonames plus every judged policy's own ``drivers``."""
     return system_drivers().union(*(p.drivers for p in policies))
-
-
-def unhashed(soname: str) -> str:
-    """libcuda-1a2b3c4d.so.1 -> libcuda.so.1: the name before auditwheel's repair renamed it."""
-    return _HASHES.sub(r"\1", soname)
 
 
 def _stem(soname: str) -> str:

@@ -4,29 +4,19 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
+from wheelcheck.audit.audit_options import AuditOptions
 from wheelcheck.audit.checks import CHECKS, CheckContext, Fact
 from wheelcheck.audit.constraints import Constraint, collect_constraints
 from wheelcheck.wheel.wheel_model import LEGACY_ALIASES, WheelModel, split_platform
 from wheelcheck.wheel.library_resolution import LIBPYTHON, resolve
 from wheelcheck.elf.elf_info import ElfInfo, is_dynamic_loader
 from wheelcheck.errors import UsageError
-from wheelcheck.policy.policy_model import Policy, PolicySet
-from wheelcheck.audit.findings import SEVERITIES, FileReport, Finding, WheelReport, reaches
+from wheelcheck.policy.policy_model import Policy
+from wheelcheck.audit.findings import FileReport, Finding, WheelReport, reaches
 
-__all__ = ["AuditOptions", "Judgement", "assess", "judge", "libc_of_elf"]
-
-
-@dataclass(frozen=True)
-class AuditOptions:
-    policies: PolicySet
-    plat: str | None = None  # a tag (manylinux_2_17_x86_64) or a policy name (manylinux2014)
-    exclude: tuple[str, ...] = ()
-    external: Mapping[str, ElfInfo] = field(default_factory=dict)  # libraries found on --lib-path
-    cxx_abi: str | None = None  # --cxx-abi old|new: overrides the policy's allowed C++ string ABIs
-    fail_on: str = "error"  # the lowest finding severity that makes the wheel fail
-    isa_check: bool = True  # False (--disable-isa-ext-check): an x86-64 ISA level above the baseline is allowed
+__all__ = ["Judgement", "assess", "judge", "libc_of_elf", "wheel_platform"]
 
 
 def libc_of_elf(elf: ElfInfo) -> str | None:
@@ -54,16 +44,13 @@ def judge(model: WheelModel, options: AuditOptions) -> WheelReport:
 
 
 def assess(model: WheelModel, options: AuditOptions) -> Judgement:
-    if options.fail_on not in SEVERITIES:
-        raise UsageError(str(options.fail_on), f"fail-on must be one of {', '.join(reversed(SEVERITIES))}")
     report = WheelReport(filename=model.filename, claimed_tags=[t for t in model.platforms])
     _check_record(model, report)
     if not model.elves:
         report.pure = True
         report.passed = not reaches(report.findings, options.fail_on)
         return Judgement(report)
-    arch = _wheel_arch(model)
-    libc = _wheel_libc(model)
+    arch, libc = wheel_platform(model)
     report.arch, report.libc = arch, libc
     elves = _platform_elves(model, arch, libc, report)
     policies = options.policies.for_platform(libc, arch)
@@ -176,6 +163,11 @@ def _find(policies: list[Policy], name: str) -> Policy | None:
         if name == p.name or name in p.aliases:
             return p
     return None
+
+
+def wheel_platform(model: WheelModel) -> tuple[str, str]:
+    """(architecture, libc) the wheel is judged for: its platform tags' when it has some, else its ELF files'."""
+    return _wheel_arch(model), _wheel_libc(model)
 
 
 def _wheel_arch(model: WheelModel) -> str:

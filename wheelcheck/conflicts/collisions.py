@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from wheelcheck.symbols.families import Family, families, family_members, group_counts, owns
 from wheelcheck.symbols.mangling import short_name
-from wheelcheck.audit.runtime_deps import unhashed
+from wheelcheck.symbols.sonames import unhashed
 from wheelcheck.conflicts.symbol_index import Copy, FileExports, SymbolIndex
 from wheelcheck.conflicts.conflict_findings import ConflictFinding, Provider
 

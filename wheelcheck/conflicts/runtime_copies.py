@@ -14,7 +14,7 @@ import functools
 from dataclasses import dataclass
 from fnmatch import fnmatch
 
-from wheelcheck.audit.runtime_deps import unhashed
+from wheelcheck.symbols.sonames import unhashed
 from wheelcheck.conflicts.symbol_index import FileExports, SymbolIndex, file_name
 from wheelcheck.data import load_table
 from wheelcheck.conflicts.conflict_findings import ConflictFinding, Provider

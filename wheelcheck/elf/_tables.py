@@ -15,6 +15,8 @@ import struct
 import sys
 from array import array
 
+from wheelcheck.errors import ElfFormatError
+
 __all__ = ["AddressMap", "StringTable", "read_symbols", "count_symbols", "read_verneed", "read_verdef",
            "read_versym"]
 
@@ -33,7 +35,7 @@ class AddressMap:
         for start, off, size in self._loads:
             if start <= vaddr < start + size:
                 return off + (vaddr - start)
-        raise ValueError(f"address {vaddr:#x} is in no loaded segment")
+        raise ElfFormatError(f"address {vaddr:#x} is in no loaded segment")
 
 
 # Decoded names may overlap (a linker may merge "foo" into the tail of "_foo"), but not by much: past
@@ -48,7 +50,7 @@ class StringTable:
     def __init__(self, data: bytes, offset: int, size: int) -> None:
         end = offset + size
         if offset < 0 or size < 0 or end > len(data):
-            raise ValueError("string table lies outside the file")
+            raise ElfFormatError(f"the string table (offset {offset!r}, size {size!r}) lies outside the file")
         self._data = data
         self._base = offset
         self._end = end
@@ -61,13 +63,14 @@ class StringTable:
             return found
         start = self._base + index
         if start >= self._end:
-            raise ValueError(f"string index {index} outside the string table")
+            raise ElfFormatError(f"string index {index!r} lies outside the string table")
         stop = self._data.find(b"\0", start, self._end)
         if stop < 0:
-            raise ValueError("unterminated string in the string table")
+            raise ElfFormatError(f"the string at index {index!r} of the string table is not terminated")
         self._budget -= stop - start + 1
         if self._budget < 0:
-            raise ValueError("string table indexes overlap far more than a linker would make them")
+            raise ElfFormatError(f"string table indexes overlap far more than a linker would make them "
+                                 f"(at index {index!r})")
         text = self._decoded[index] = self._data[start:stop].decode("utf-8", "replace")
         return text
 
@@ -84,7 +87,7 @@ def count_symbols(data: bytes, amap: AddressMap, tags: dict[str, int], elf_class
         buckets_off = off + 16 + bloom_size * (elf_class // 8)
         chain_off = buckets_off + 4 * nbuckets
         if chain_off > len(data):
-            raise ValueError("GNU hash buckets run past the end of the file")
+            raise ElfFormatError(f"the GNU hash buckets ({nbuckets!r} at offset {buckets_off!r}) run past the end of the file")
         last = _max_word(data, buckets_off, nbuckets, endian)
         if last < symoffset:
             return symoffset
@@ -94,7 +97,7 @@ def count_symbols(data: bytes, amap: AddressMap, tags: dict[str, int], elf_class
         low_bytes = data[word:len(data) - 3:4] if endian == "<" else data[word + 3::4]
         ends = low_bytes.translate(_ODD).find(1)
         if ends < 0:
-            raise ValueError("the GNU hash chain runs past the end of the file")
+            raise ElfFormatError(f"the GNU hash chain of symbol {last!r} runs past the end of the file")
         return last + ends + 1
     if "DT_HASH" in tags:
         off = amap.offset(tags["DT_HASH"])
@@ -122,7 +125,7 @@ def read_symbols(data: bytes, offset: int, count: int, elf_class: int, endian: s
         fmt, entsize, cols = endian + "IIIBBH", 16, (0, 3, 4, 5, 2)
     end = offset + count * entsize
     if count < 0 or end > len(data):
-        raise ValueError("symbol table runs past the end of the file")
+        raise ElfFormatError(f"the symbol table ({count!r} symbols at offset {offset!r}) runs past the end of the file")
     if count <= 1:
         return (), b"", b"", (), ()
     columns = list(zip(*struct.iter_unpack(fmt, data[offset + entsize:end])))
@@ -133,7 +136,7 @@ def read_symbols(data: bytes, offset: int, count: int, elf_class: int, endian: s
 def read_versym(data: bytes, offset: int, count: int, endian: str) -> tuple[int, ...]:
     end = offset + 2 * count
     if end > len(data):
-        raise ValueError("version symbol table runs past the end of the file")
+        raise ElfFormatError(f"the version symbol table ({count!r} entries at offset {offset!r}) runs past the end of the file")
     return struct.unpack_from(f"{endian}{count}H", data, offset)
 
 
@@ -147,7 +150,7 @@ class _Visits:
     def one(self) -> None:
         self.left -= 1
         if self.left < 0:
-            raise ValueError(f"the {self.table} records overlap (more visits than the file can hold)")
+            raise ElfFormatError(f"the {self.table} records overlap (more visits than the file can hold)")
 
 
 def read_verneed(

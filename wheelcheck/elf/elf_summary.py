@@ -6,13 +6,12 @@ import re
 import struct
 from array import array
 
-from elftools.common.exceptions import ELFError
 from elftools.elf.enums import ENUM_E_MACHINE, ENUM_E_TYPE, ENUM_EI_OSABI
 
 from wheelcheck.elf import _tables
 from wheelcheck.elf.arch import arch_of, x86_isa_level
 from wheelcheck.elf.elf_info import ElfInfo, SymbolTable, VersionNeed
-from wheelcheck.errors import BadElfError
+from wheelcheck.errors import BadElfError, ElfFormatError
 
 __all__ = ["ELF_MAGIC", "is_elf", "summarize", "file_ranges"]
 
@@ -56,9 +55,9 @@ def summarize(data: bytes, path: str) -> ElfInfo:
         raise BadElfError(path, "not an ELF file (no ELF magic)")
     try:
         return _summarize(data, path)
-    except BadElfError:
-        raise
-    except (ELFError, struct.error, ValueError, OverflowError, IndexError, KeyError, AttributeError) as exc:
+    except ElfFormatError as exc:  # raised where the bytes are read, which do not know the file's name
+        raise BadElfError(path, f"truncated or malformed ELF file ({exc.problem})") from None
+    except (struct.error, OverflowError) as exc:  # a record unpacked past the end, or at an offset past any size
         raise BadElfError(path, f"truncated or malformed ELF file ({exc})") from None
 
 
@@ -118,14 +117,14 @@ def _header(data: bytes) -> dict:
     library would be held twice) and read the section headers we do not need.
     """
     if len(data) < 52:
-        raise ValueError("shorter than an ELF header")
+        raise ElfFormatError(f"{len(data)!r} bytes are shorter than an ELF header")
     ei_class, ei_data, ei_osabi = data[4], data[5], data[7]
     if ei_class not in (1, 2) or ei_data not in (1, 2):
-        raise ValueError(f"bad ELF identification (class {ei_class}, data {ei_data})")
+        raise ElfFormatError(f"bad ELF identification (class {ei_class!r}, data {ei_data!r})")
     endian = "<" if ei_data == 1 else ">"
     fmt = endian + ("HHIQQQIHHHHHH" if ei_class == 2 else "HHIIIIIHHHHHH")
     if len(data) < 16 + struct.calcsize(fmt):
-        raise ValueError("shorter than an ELF header")
+        raise ElfFormatError(f"{len(data)!r} bytes are shorter than a {'64' if ei_class == 2 else '32'}-bit ELF header")
     (e_type, e_machine, _ver, _entry, e_phoff, _shoff, e_flags, _ehsize, e_phentsize, e_phnum,
      *_rest) = struct.unpack_from(fmt, data, 16)
     return {
@@ -204,7 +203,7 @@ def _program_headers(data: bytes, header, elf_class: int, endian: str):
         order = lambda e: (e[0], e[6], e[1], e[2], e[4], e[7])  # noqa: E731
     size = struct.calcsize(fmt)
     if phnum and (phentsize < size or phoff + phnum * phentsize > len(data)):
-        raise ValueError("program headers lie outside the file")
+        raise ElfFormatError(f"the program headers ({phnum!r} of {phentsize!r} bytes at offset {phoff!r}) lie outside the file")
     return [order(struct.unpack_from(fmt, data, phoff + i * phentsize)) for i in range(phnum)]
 
 

@@ -51,6 +51,10 @@ class WheelReader:
     def close(self) -> None:
         self._zip.close()
 
+    def fileno(self) -> int:
+        """The open wheel's file descriptor, for positional reads and raw copies (never moved by them)."""
+        return self._zip.fp.fileno()
+
     def __enter__(self) -> WheelReader:
         return self
 
