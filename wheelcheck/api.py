@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import os
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -62,6 +63,7 @@ def audit_wheel(path: str | Path, options: AuditOptions, lib_path: Iterable[str]
                 progress: WheelProgress | None = None) -> WheelReport:
     """Audit one wheel; bad input becomes a report with ``error`` set rather than an exception."""
     name = Path(path).name
+    started = time.perf_counter()
     try:
         model = scan_wheel(path, jobs=jobs,
                            progress=(lambda done, total: progress(name, done, total)) if progress else None)
@@ -74,6 +76,7 @@ def audit_wheel(path: str | Path, options: AuditOptions, lib_path: Iterable[str]
     except WheelcheckError as exc:
         return WheelReport(filename=name, path=str(path), error=str(exc), passed=False)
     report.path = str(path)
+    report.seconds = time.perf_counter() - started
     return report
 
 
@@ -182,14 +185,14 @@ def conflicts(
     *,
     env: Iterable[str] | None = None,
     jobs: int | None = None,
+    fail_on: str = "error",
 ) -> ConflictReport:
     """What will collide when the given wheels (or, with ``env``, the distributions installed in an
     environment: Python executables or site-packages directories, empty for the default) share a process.
+    ``fail_on``: the lowest finding severity that makes ``exit_code`` 1.
 
     Raises a WheelcheckError on bad input (an unreadable wheel fails the whole comparison).
     """
-    import time
-
     from wheelcheck.conflicts.find_conflicts import find_conflicts
     from wheelcheck.conflicts.conflict_findings import ConflictReport
     from wheelcheck.conflicts.processes import group_processes, left_out, one_process
@@ -214,4 +217,7 @@ def conflicts(
     reports = find_conflicts(processes)
     if notes and reports:
         reports[0].notes[:0] = notes
-    return ConflictReport(mode, sources, reports, {"read": read - started, "analyse": time.perf_counter() - read})
+    if fail_on not in SEVERITIES:
+        raise UsageError(str(fail_on), "--fail-on must be 'error', 'warning' or 'info'")
+    return ConflictReport(mode, sources, reports, {"read": read - started, "analyse": time.perf_counter() - read},
+                          fail_on=fail_on)
