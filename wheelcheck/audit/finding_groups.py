@@ -17,10 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wheelcheck.audit.findings import SEVERITIES, Finding, WheelReport
+from wheelcheck.symbols.mangling import short_name
 
 __all__ = ["FindingGroup", "WheelSummary", "group_findings", "summarize", "LEAK_RULE"]
 
 LEAK_RULE = "leaked-library-symbols"  # its subjects are the leaked library families the summary counts
+_SYMBOLS_NAMED = 6  # a group that limits the tag names this many of its symbols in its headline
 
 
 @dataclass(frozen=True)
@@ -75,9 +77,22 @@ def _group(parts: list[list[Finding]]) -> FindingGroup:
         headline = first.cause
     else:
         headline = first.cause.replace(first.subject or "", ", ".join(subjects))
+    if len(findings) > 1 and first.limit:
+        headline = _with_symbols(headline, findings)
     files = tuple(sorted({f.file for f in findings}, key=lambda p: (p is None, p or "")))
     return FindingGroup(first.rule, first.severity, headline, files, findings, subjects, first.explanation,
                         first.hint, first.limit)
+
+
+def _with_symbols(headline: str, findings: tuple[Finding, ...]) -> str:
+    """'needs GLIBC_2.29 of libm.so.6 (exp2, log2) → ...': a reason that lowers the tag names its symbols."""
+    names = list(dict.fromkeys(short_name(s) for f in findings for s in f.symbols))
+    if not names:
+        return headline
+    shown = ", ".join(names[:_SYMBOLS_NAMED]) + (f" and {len(names) - _SYMBOLS_NAMED} more"
+                                                 if len(names) > _SYMBOLS_NAMED else "")
+    head, arrow, tail = headline.partition(" → ")
+    return f"{head} ({shown}){arrow}{tail}"
 
 
 @dataclass(frozen=True)

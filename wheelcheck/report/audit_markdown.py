@@ -40,7 +40,7 @@ def _wheel_section(w: WheelReport, with_info: bool) -> list[str]:
     if not shown:
         return []
     out = ["", f"### `{w.filename}`", "", "| severity | rule | files | finding | why | fix |", "|---|---|---|---|---|---|"]
-    out += [f"| {g.severity} | `{g.rule}` | {_files(g)} | {_escape(g.headline)} | {_escape(g.explanation)} | "
+    out += [f"| {g.severity} | `{g.rule}` | {_files(g)} | {_escape(g.headline)} | {_prose(g.explanation)} | "
             f"{_escape(g.hint)} |" for g in shown]
     return out
 
@@ -51,6 +51,11 @@ def _files(group: FindingGroup) -> str:
     listed = ", ".join(f"`{f}`" for f in group.files[:_FILES_LISTED])
     more = len(group.files) - _FILES_LISTED
     return f"{_escape(describe_files(group.files))}: {listed}" + (f" and {more} more" if more > 0 else "")
+
+
+def _prose(text: str) -> str:
+    """An explanation quotes messages with a lone backquote (`GLIBC_2.29'): not the start of code."""
+    return _escape(text).replace("`", "\\`")
 
 
 def _escape(text: str) -> str:
