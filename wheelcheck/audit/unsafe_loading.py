@@ -68,12 +68,12 @@ def _judge_entry(model: WheelModel, elf: ElfInfo, tag: str, entry: str) -> Findi
             "point it at a directory of the wheel ($ORIGIN/../<pkg>.libs), or drop it", subject=entry)
     if not entry.startswith("/"):
         return Finding(
-            "rpath-relative", "error", elf.path,
+            "rpath-relative", "warning", elf.path,
             f"{tag} {entry} is relative to the process's working directory",
             "use $ORIGIN-relative entries ($ORIGIN/../lib), or drop it (repair rewrites it)", subject=entry)
     if any(entry == d or entry.startswith(d + "/") for d in WORLD_WRITABLE):
         return Finding(
-            "rpath-world-writable", "error", elf.path,
+            "rpath-world-writable", "warning", elf.path,
             f"{tag} {entry} is in a world-writable place",
             "drop the entry (it is a build directory); use $ORIGIN-relative entries for the wheel's own libraries",
             subject=entry)
