@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import os
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -102,6 +103,7 @@ def audit_wheels(paths: str | Path | Iterable[str | Path], options: AuditOptions
 def audit_wheel(path: str | Path, options: AuditOptions, progress: WheelProgress | None = None) -> WheelReport:
     """Audit one wheel; bad input becomes a report with ``error`` set rather than an exception."""
     name = Path(path).name
+    started = time.perf_counter()
     try:
         model = scan_wheel(path, jobs=options.jobs,
                            progress=(lambda done, total: progress(name, done, total)) if progress else None)
@@ -113,6 +115,7 @@ def audit_wheel(path: str | Path, options: AuditOptions, progress: WheelProgress
     except WheelcheckError as exc:
         return WheelReport(filename=name, path=str(path), error=str(exc), passed=False)
     report.path = str(path)
+    report.seconds = time.perf_counter() - started
     return report
 
 
@@ -178,21 +181,21 @@ def repair_wheels(paths: str | Path | Iterable[str | Path], options: RepairOptio
 
 
 def conflicts(paths: Iterable[str | Path] = (), *, env: Iterable[str] | None = None,
-              jobs: int | None = None) -> ConflictReport:
+              jobs: int | None = None, fail_on: str = "error") -> ConflictReport:
     """What will collide when the given wheels (or, with ``env``, the distributions installed in an
     environment: Python executables or site-packages directories, empty for the default) share a process.
+    ``fail_on``: the lowest finding severity that makes ``exit_code`` 1.
 
     Raises a WheelcheckError on bad input (an unreadable wheel fails the whole comparison).
     """
     from wheelcheck.conflicts.conflicts_options import ConflictsOptions
 
-    return conflicts_between(paths, ConflictsOptions(env=None if env is None else tuple(env), jobs=jobs))
+    return conflicts_between(paths, ConflictsOptions(env=None if env is None else tuple(env), jobs=jobs,
+                                                     fail_on=fail_on))
 
 
 def conflicts_between(paths: Iterable[str | Path], options: ConflictsOptions) -> ConflictReport:
     """What will collide, as ``options`` say (what ``wheelcheck conflicts`` calls)."""
-    import time
-
     from wheelcheck.conflicts.find_conflicts import find_conflicts
     from wheelcheck.conflicts.conflict_findings import ConflictReport
     from wheelcheck.conflicts.processes import group_processes, left_out, one_process
@@ -217,4 +220,5 @@ def conflicts_between(paths: Iterable[str | Path], options: ConflictsOptions) ->
     reports = find_conflicts(processes)
     if notes and reports:
         reports[0].notes[:0] = notes
-    return ConflictReport(mode, sources, reports, {"read": read - started, "analyse": time.perf_counter() - read})
+    return ConflictReport(mode, sources, reports, {"read": read - started, "analyse": time.perf_counter() - read},
+                          fail_on=options.fail_on)

@@ -20,9 +20,10 @@ from wheelcheck.api import audit_wheels, load_policies
 from wheelcheck.audit.audit_options import AuditOptions
 from wheelcheck.config import Settings, find_pyproject, load_settings
 from wheelcheck.errors import WheelcheckError, one_line
-from wheelcheck.report.audit_json import render_json
+from wheelcheck.report.audit_json import render_audit_json
+from wheelcheck.report.audit_text import render_audit_text
 from wheelcheck.report.progress import terminal_progress
-from wheelcheck.report.audit_text import render_text
+from wheelcheck.report.text_lines import Line, as_text
 
 app = typer.Typer(
     name="wheelcheck",
@@ -30,8 +31,10 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help is shown as written: rich markup would swallow "[tool.wheelcheck]"
 )
-policy_app = typer.Typer(help="List, show, validate, compare and derive policies.", no_args_is_help=True)
+policy_app = typer.Typer(help="List, show, validate, compare and derive policies.", no_args_is_help=True,
+                         rich_markup_mode=None)
 app.add_typer(policy_app, name="policy")
 
 
@@ -70,18 +73,36 @@ def _error_line(text: str) -> None:
 
 
 def _write_output(text: str, output: Path | None) -> None:
-    """Write atomically: a temporary file renamed into place, so no half-written report is left."""
+    """Write atomically: a temporary file renamed into place, so no half-written report is left. The file
+    gets the permissions of any new file (0644 under umask 022), not mkstemp's private 0600."""
     if output is None:
         sys.stdout.write(text)
         return
     directory = output.parent if str(output.parent) else Path(".")
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{output.name}.", suffix=".tmp")
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, output)
     except OSError as exc:
         _fail(f"{output}: cannot write the report ({exc.strerror or exc})")
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)  # the only way to read it is to set it
+    os.umask(mask)
+    return mask
+
+
+def _print_lines(lines: list[Line], output: Path | None = None) -> None:
+    """A text report: styled on a terminal (rich decides), plain in a pipe or a file."""
+    if output is not None:
+        _write_output(as_text(lines), output)
+        return
+    console = Console(highlight=False, soft_wrap=True)
+    for line in lines:
+        console.print(line.text, style=line.style, markup=False)
 
 
 CONFIG_HELP = ("Take defaults from [tool.wheelcheck] of this TOML file (default: the nearest pyproject.toml "
@@ -131,13 +152,13 @@ def audit_command(
     output: Annotated[Optional[Path], typer.Option(help="Write the report to this file instead of stdout.")] = None,
     jobs: Annotated[Optional[int], typer.Option(help="Worker processes for large wheels (default: CPU count).", min=1)] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print only the verdict lines.")] = False,
-    verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="-v: also why the tag is not better; -vv: per-file details.")] = 0,
+    verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="-v: every file of each group of findings, and the info findings (why the tag is not better); -vv: also per-file details and every symbol.")] = 0,
     cxx_abi: Annotated[Optional[CxxAbi], typer.Option("--cxx-abi", help="Require this libstdc++ string ABI (overrides the policy).")] = None,
     config: Annotated[Optional[Path], typer.Option("--config", help=CONFIG_HELP)] = None,
     reports: Annotated[Optional[list[str]], typer.Option("--report", metavar="FORMAT:FILE", help="Also write the report in this format to this file (repeatable), e.g. sarif:results.sarif.")] = None,
     disable_isa_ext_check: Annotated[bool, typer.Option("--disable-isa-ext-check", help="Do not check the x86-64 ISA level (x86-64-v2 and above).")] = False,
 ) -> None:
-    """Judge each wheel against the policies: exit 0 all pass, 1 a wheel fails, 2 bad input."""
+    """Judge each wheel against the policies. Exit status: 0 all pass, 1 a wheel fails, 2 bad input."""
     settings = _settings(config, {"plat": plat, "policy-file": _str(policy_file), "exclude": exclude,
                                   "lib-path": lib_path, "format": _value(fmt), "fail-on": _value(fail_on)})
     fmt = AuditFormat(settings["format"])
@@ -151,15 +172,14 @@ def audit_command(
             report = audit_wheels(paths, options, progress)
     except WheelcheckError as exc:
         _fail(str(exc))
+    verbosity = -1 if quiet else verbose
     for extra_fmt, path in extra:
-        _write_output(_rendered(report, extra_fmt, verbosity=-1 if quiet else verbose), path)
-    if fmt is AuditFormat.text and output is None:
-        console = Console(highlight=False, soft_wrap=True)
-        for text, style in render_text(report, verbosity=-1 if quiet else verbose):
-            console.print(text, style=style, markup=False)
+        _write_output(_rendered(report, extra_fmt, verbosity), path)
+    if fmt is AuditFormat.text:
+        _print_lines(render_audit_text(report, verbosity=verbosity), output)
     else:
-        _write_output(_rendered(report, fmt, verbosity=-1 if quiet else verbose), output)
-    for wheel in report.wheels:
+        _write_output(_rendered(report, fmt, verbosity), output)
+    for wheel in report.wheels:  # said once, here: the text report leaves unreadable wheels out
         if wheel.error is not None:
             _error_line(f"wheelcheck: error: {wheel.error}")
     raise typer.Exit(report.exit_code)
@@ -174,16 +194,16 @@ def _report_target(spec: str) -> tuple[AuditFormat, Path]:
 
 def _rendered(report, fmt: AuditFormat, verbosity: int) -> str:
     if fmt is AuditFormat.json:
-        return render_json(report)
+        return render_audit_json(report)
     if fmt is AuditFormat.sarif:
-        from wheelcheck.report.audit_sarif import render_sarif
+        from wheelcheck.report.audit_sarif import render_audit_sarif
 
-        return render_sarif(report, base=Path.cwd())
+        return render_audit_sarif(report, base=Path.cwd())
     if fmt is AuditFormat.markdown:
-        from wheelcheck.report.audit_markdown import render_markdown
+        from wheelcheck.report.audit_markdown import render_audit_markdown
 
-        return render_markdown(report)
-    return "".join(text + "\n" for text, _ in render_text(report, verbosity=verbosity))
+        return render_audit_markdown(report)
+    return as_text(render_audit_text(report, verbosity=verbosity))
 
 
 @app.command("repair")
@@ -205,10 +225,10 @@ def repair_command(
     fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
     jobs: Annotated[Optional[int], typer.Option(help="Worker processes for scanning large wheels (default: CPU count).", min=1)] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print only a line per wheel.")] = False,
-    verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="Also print notes and what stays external.")] = 0,
+    verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="Also print info findings, every file of each group, and what stays external.")] = 0,
     config: Annotated[Optional[Path], typer.Option("--config", help=CONFIG_HELP)] = None,
 ) -> None:
-    """Vendor external libraries into each wheel and retag it: exit 0 all repaired, 1 a target is out of reach, 2 an error."""
+    """Vendor external libraries into each wheel and retag it. Exit status: 0 all repaired (or unchanged), 1 a target is out of reach, 2 an error."""
     from wheelcheck.api import repair_wheels
     from wheelcheck.repair.repair_options import RepairOptions
     from wheelcheck.report.repair_json import render_repair_json
@@ -241,10 +261,8 @@ def repair_command(
     if fmt is Format.json:
         sys.stdout.write(render_repair_json(report))
     else:
-        console = Console(highlight=False, soft_wrap=True)
-        for text, style in render_repair_text(report, verbosity=-1 if quiet else verbose):
-            console.print(text, style=style, markup=False)
-    for wheel in report.wheels:
+        _print_lines(render_repair_text(report, verbosity=-1 if quiet else verbose))
+    for wheel in report.wheels:  # said once, here: the text report leaves failed repairs' errors out
         if wheel.status == "error":
             _error_line(f"wheelcheck: error: {wheel.message}")
     raise typer.Exit(report.exit_code)
@@ -296,7 +314,7 @@ def policy_validate(
     files: Annotated[Optional[list[Path]], typer.Argument(help="Policy files, checked together (default: the bundled policies).")] = None,
     fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
 ) -> None:
-    """Check policy files against the schema and for meaning: exit 0 valid, 1 problems, 2 unreadable."""
+    """Check policy files against the schema and for meaning. Exit status: 0 valid, 1 problems, 2 unreadable."""
     from wheelcheck.policy.validate import validate_files, validate_texts
     from wheelcheck.policy.registry import bundled_texts
 
@@ -322,7 +340,7 @@ def policy_diff(
     b: Annotated[str, typer.Argument(help="The policy to compare it with (same forms).")],
     fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
 ) -> None:
-    """What each policy allows that the other does not: exit 0 same, 1 different, 2 bad input."""
+    """What each policy allows that the other does not. Exit status: 0 same, 1 different, 2 bad input."""
     from wheelcheck.policy.diff import diff_policies
     from wheelcheck.policy.policy_loader import policy_by_reference
 
@@ -347,7 +365,7 @@ def policy_derive(
     source: Annotated[Optional[str], typer.Option(help="The 'source' to record (default: what was read).")] = None,
     output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write the policy here instead of stdout.")] = None,
 ) -> None:
-    """Derive a policy from the symbol versions a root filesystem's system libraries define."""
+    """Derive a policy from a root filesystem. It allows the symbol versions the system libraries there define."""
     from wheelcheck.policy.derive import derive_policy
 
     try:
@@ -376,7 +394,7 @@ def show_command(
     policy_file: Annotated[Optional[Path], typer.Option(help="Judge against the policies in this JSON file.")] = None,
     verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="Keep going past the first limiting reason.")] = 0,
 ) -> None:
-    """What `auditwheel show` answers, in its words and JSON: exit 0 answered, 1 a pure wheel, 2 bad input."""
+    """What `auditwheel show` answers, in its words and JSON. Exit status: 0 answered, 1 a pure wheel, 2 bad input."""
     from wheelcheck.api import show_wheel
     from wheelcheck.report.show_text import render_show_json, render_show_text
 
@@ -402,7 +420,7 @@ def config_command(
     config: Annotated[Optional[Path], typer.Option("--config", help=CONFIG_HELP)] = None,
     fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
 ) -> None:
-    """Print the effective settings and where each comes from (default or a pyproject.toml)."""
+    """Print the effective settings. Each says where it comes from: the default or a pyproject.toml."""
     from wheelcheck.config import SETTINGS
 
     pyproject = config if config is not None else find_pyproject(Path.cwd())
@@ -436,7 +454,7 @@ def _shown(value: object) -> str:
 def rules_command(
     rule_id: Annotated[Optional[str], typer.Argument(metavar="[ID]", help="A rule id (e.g. executable-stack); none lists them all.")] = None,
 ) -> None:
-    """Print the rules reference: what each rule detects, why it breaks programs, how to fix it."""
+    """Print the rules reference. What each rule detects, why it breaks programs, how to fix it."""
     from wheelcheck.report.rules_doc import find_rule, render_index_text, render_rule_text, rule_ids
 
     if rule_id is None:
@@ -464,28 +482,22 @@ def conflicts_command(
     jobs: Annotated[Optional[int], typer.Option(help="Worker processes for large files (default: CPU count).", min=1)] = None,
     verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="-v: also info findings and example symbols; -vv: every file.")] = 0,
 ) -> None:
-    """Find what will collide when distributions share one process: exit 1 on a finding at or above --fail-on, 2 bad input."""
+    """Find what will collide when distributions share one process. Exit status: 1 on a finding at or above --fail-on, 2 bad input."""
     from wheelcheck.api import conflicts_between
     from wheelcheck.conflicts.conflicts_options import ConflictsOptions
     from wheelcheck.report.conflicts_json import render_conflicts_json
     from wheelcheck.report.conflicts_text import render_conflicts_text
 
     try:
-        options = ConflictsOptions(env=tuple(paths or ()) if env else None, jobs=jobs)
+        options = ConflictsOptions(env=tuple(paths or ()) if env else None, jobs=jobs, fail_on=fail_on.value)
         report = conflicts_between(() if env else paths or (), options)
     except WheelcheckError as exc:
         _fail(str(exc))
     if fmt is Format.json:
         _write_output(render_conflicts_json(report), output)
     else:
-        lines = render_conflicts_text(report, verbosity=verbose)
-        if output is not None:
-            _write_output("".join(text + "\n" for text, _ in lines), output)
-        else:
-            console = Console(highlight=False, soft_wrap=True)
-            for text, style in lines:
-                console.print(text, style=style, markup=False)
-    raise typer.Exit(report.exit_code(fail_on.value))
+        _print_lines(render_conflicts_text(report, verbosity=verbose), output)
+    raise typer.Exit(report.exit_code)
 
 
 # Where the one line about an internal error sends people (the project's issue tracker)

@@ -62,9 +62,9 @@ def assess(model: WheelModel, options: AuditOptions) -> Judgement:
 
     verdict = next(p for p in policies if all(c.allows(p) for c in constraints))
     target = _target(model, options, policies, arch, libc)
-    report.best_tag = _tag(verdict, arch)
-    report.best_tags = verdict.tags(arch) if not verdict.is_linux else [report.best_tag]
-    report.target_tag = _tag(target, arch) if target else None
+    report.deserved_tag = _tag(verdict, arch)
+    report.deserved_tags = verdict.tags(arch) if not verdict.is_linux else [report.deserved_tag]
+    report.required_tag = _tag(target, arch) if target else None
     report.findings += _explain(constraints, policies, verdict, target, arch)
     if libc == "musl" and not verdict.is_linux:
         report.findings.append(Finding(
@@ -118,7 +118,8 @@ def _explain(constraints: list[Constraint], policies: list[Policy], verdict: Pol
         findings.append(Finding(
             rule=c.rule, severity=severity, file=c.file,
             message=f"{c.what} → {limit.name} at best",
-            hint=c.hint, symbols=c.symbols, limit=_tag(limit, arch)))
+            hint=c.hint, symbols=c.symbols, limit=_tag(limit, arch),
+            cause=f"{c.cause or c.what} → {limit.name} at best", subject=c.subject, count=len(c.symbols)))
     return findings
 
 
@@ -196,7 +197,8 @@ def _platform_elves(model: WheelModel, arch: str, libc: str, report: WheelReport
             report.findings.append(Finding(
                 "wrong-architecture", "warning", elf.path,
                 f"is not a {arch} ELF file ({why}); it is left out of the verdict",
-                "remove it, or build it for the wheel's architecture"))
+                "remove it, or build it for the wheel's architecture",
+                cause=f"is not a {arch} ELF file; it is left out of the verdict"))
             continue
         elf_libc = libc_of_elf(elf)
         if elf_libc is not None and elf_libc != libc:
@@ -251,4 +253,5 @@ def _check_record(model: WheelModel, report: WheelReport) -> None:
     for member, problem in model.record_problems:
         report.findings.append(Finding(
             "record-hash", "error", member, problem,
-            "the wheel was changed after RECORD was written; rebuild it or regenerate RECORD"))
+            "the wheel was changed after RECORD was written; rebuild it or regenerate RECORD",
+            cause=problem.partition(" (")[0]))
