@@ -15,10 +15,10 @@ from packaging.utils import parse_wheel_filename
 
 from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.wheel.library_resolution import resolve
-from wheelcheck.audit.verdict import AuditOptions, judge, libc_of_elf
+from wheelcheck.audit.verdict import AuditOptions, assess, judge, libc_of_elf
 from wheelcheck.data import system_drivers
 from wheelcheck.elf.elf_info import ElfInfo
-from wheelcheck.errors import OutputError, RepairError
+from wheelcheck.errors import OutputError, RepairError, UsageError
 from wheelcheck.host.search_paths import host_search_path
 from wheelcheck.host.host_library_search import locate_libraries, typical_elf
 from wheelcheck.policy.policy_model import LINUX, Policy, PolicySet
@@ -27,7 +27,7 @@ from wheelcheck.repair.hide_apply import hide_symbols
 from wheelcheck.repair.graft_plan import RepairPlan, make_plan, never_grafted
 from wheelcheck.repair.predict_model import predict
 from wheelcheck.repair.retag import added_platforms, removed_platforms, retag_filename, retag_wheel_text
-from wheelcheck.repair.repair_target import Choice, choose_plan, meets, policy_of_tag, requested_policy
+from wheelcheck.repair.repair_target import Choice, choose_plan
 from wheelcheck.audit.findings import WheelReport
 from wheelcheck.repair.repair_outcome import GraftedLibrary, HiddenSymbols, PatchedFile, RepairOutcome
 from wheelcheck.wheel.scanner import Progress, scan_wheel
@@ -71,11 +71,13 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
     arch, libc = before.arch or "unknown", before.libc or "glibc"
     outcome.arch, outcome.libc = arch, libc
     candidates = [p for p in options.policies.for_platform(libc, arch) if not p.is_linux]
-    named = [p for p in options.policies if p.libc == libc and p.supports(arch) and not p.is_linux]
-    requested = requested_policy(options.plat, named, arch, libc)  # musllinux_1_1 too, though only 1_2 is judged
+    try:  # the same resolution as audit --plat: musllinux_1_1 too, though only 1_2 is judged
+        requested = options.policies.resolve(options.plat, arch, libc)
+    except UsageError as exc:
+        raise UsageError(model.filename, f"{exc.path} {exc.problem}") from None
     outcome.target_tag = requested.tag(arch) if requested else None
     choice, located = _choose(model, options, audit_options, arch, libc, candidates, requested)
-    if choice is None or choice.verdict.is_linux or (requested is not None and not meets(choice.verdict, requested)):
+    if choice is None or choice.verdict.is_linux or (requested is not None and not choice.verdict.meets(requested)):
         return _unreachable(outcome, choice, requested, arch, candidates, options)
     with WheelReader(path) as reader:
         strip = tuple(e.path for e in model.elves if e.is_extension) if options.strip else None
@@ -85,7 +87,7 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
         else:
             add = added_platforms(choice.verdict, requested, arch)
         remove = removed_platforms(sorted({t.platform for t in model.tags}), arch, choice.verdict,
-                                   lambda name: policy_of_tag(name, candidates))
+                                   lambda name: options.policies.named(name, arch, libc))
         filename = retag_filename(model.filename, add, remove)
         wheel_name = f"{reader.dist_info}/WHEEL"
         wheel_text = reader.read_text(wheel_name)
@@ -97,9 +99,9 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
         if options.hide_symbols or options.hide_extension_symbols:
             final, hiding = hide_symbols(final, applied, reader, keep_patterns=options.keep_symbols,
                                          extensions=options.hide_extension_symbols, lib_sdir=options.lib_sdir)
-        after = judge(final, audit_options)
-        reached = policy_of_tag(after.best_tag or "linux", candidates)
-        if reached is None or not meets(reached, choice.verdict):
+        judged = assess(final, audit_options)
+        after = judged.report
+        if judged.verdict is None or not judged.verdict.meets(choice.verdict):
             raise RepairError(str(path), f"the patched files reach {after.best_tag}, not the planned "
                                          f"{choice.verdict.tag(arch)} (an ELF edit did not do what it should)")
         out_path = _output_dir(Path(options.out_dir)) / filename
@@ -145,8 +147,8 @@ def _choose(model: WheelModel, options: RepairOptions, audit_options: AuditOptio
 
     def verdict_of(plan: RepairPlan) -> tuple[Policy, WheelReport, WheelModel]:
         planned = predict(model, plan, located)
-        report = judge(planned, audit_options)
-        return policy_of_tag(report.best_tag or "linux", candidates) or LINUX, report, planned
+        judged = assess(planned, audit_options)
+        return judged.verdict or LINUX, judged.report, planned
 
     try:
         return choose_plan(candidates, requested, plan_for, verdict_of, located), located
@@ -171,7 +173,7 @@ def _unreachable(outcome: RepairOutcome, choice: Choice | None, requested: Polic
     outcome.message = f"cannot reach {wanted}: the repaired wheel would be {choice.report.best_tag}; nothing written"
     # judged against the target alone (claims in the file name left out): its errors are what stands in the way
     against = judge(replace(choice.model, tags=frozenset()),
-                    AuditOptions(options.policies, plat=target.tag(arch), exclude=options.exclude,
+                    AuditOptions(options.policies, plat=target, exclude=options.exclude,
                                  isa_check=options.isa_check))
     outcome.findings = [f for f in against.findings if f.severity == "error"]
     _describe(outcome, choice.plan)
