@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wheelcheck.audit.verdict import AuditOptions, assess, judge
+from wheelcheck.elf.symbol_edit import LIEF_MISSING, lief_available
 from wheelcheck.errors import UsageError, WheelcheckError
 from wheelcheck.host.lib_path_search import find_external_libraries
 from wheelcheck.policy.policy_loader import load_policy_file
@@ -152,18 +153,29 @@ def repair(
     strip: bool = False,
     isa_check: bool = True,
     progress: WheelProgress | None = None,
+    ldpaths: Iterable[str] | None = None,
+    update_tags: bool = True,
+    allow_pure: bool = False,
 ) -> RepairReport:
-    """Repair wheels into ``out_dir``; each wheel's errors land in its outcome (status "error")."""
+    """Repair wheels into ``out_dir``; each wheel's errors land in its outcome (status "error").
+
+    auditwheel's options: ``ldpaths`` (--ldpaths) replaces the system library directories,
+    ``update_tags=False`` (--no-update-tags) keeps the file name and tags (they must still hold), and
+    ``allow_pure`` (--allow-pure-python-wheel) copies a wheel tagged ``any`` without ELF files through.
+    """
     from wheelcheck.repair.repair_wheel import RepairOptions, repair_wheel
     from wheelcheck.repair.repair_outcome import RepairOutcome, RepairReport
 
     if isinstance(paths, (str, Path)):
         paths = [paths]
+    if (hide_symbols or hide_extension_symbols) and not lief_available():
+        raise UsageError("--hide-symbols", LIEF_MISSING)
     options = RepairOptions(policies=load_policies(policy_file), out_dir=Path(out_dir), plat=plat,
                             exclude=tuple(exclude), lib_path=tuple(lib_path), level=level, jobs=jobs,
                             hide_symbols=hide_symbols, hide_extension_symbols=hide_extension_symbols,
                             keep_symbols=tuple(keep_symbols), lib_sdir=_lib_sdir(lib_sdir), only_plat=only_plat,
-                            strip=strip, isa_check=isa_check)
+                            strip=strip, isa_check=isa_check, update_tags=update_tags, allow_pure=allow_pure,
+                            ldpaths=None if ldpaths is None else tuple(ldpaths))
     outcomes = []
     for path in expand_paths(paths):
         try:

@@ -7,6 +7,7 @@ output appears atomically (see ``wheel.writer.atomic_output``). The input is onl
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -33,6 +34,7 @@ from wheelcheck.repair.repair_outcome import GraftedLibrary, HiddenSymbols, Patc
 from wheelcheck.wheel.scanner import Progress, scan_wheel
 from wheelcheck.wheel.wheel_reader import WheelReader
 from wheelcheck.wheel.wheel_rebuild import rebuild_wheel, reproducible_date_time
+from wheelcheck.wheel.wheel_writer import atomic_output
 
 __all__ = ["RepairOptions", "repair_wheel"]
 
@@ -54,6 +56,9 @@ class RepairOptions:
     only_plat: bool = False  # tag with --plat only, even if the wheel reaches a better policy
     strip: bool = False  # strip -s the grafted libraries and extension modules (auditwheel's --strip)
     isa_check: bool = True  # False: do not judge the x86-64 ISA level (--disable-isa-ext-check)
+    ldpaths: tuple[str, ...] | None = None  # auditwheel's --ldpaths: replaces ld.so.conf and the trusted dirs
+    update_tags: bool = True  # False (--no-update-tags): keep the file name and Tag lines; they must still hold
+    allow_pure: bool = False  # --allow-pure-python-wheel: copy a py3-none-any wheel through unchanged
 
 
 def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | None = None) -> RepairOutcome:
@@ -64,8 +69,7 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
     model = scan_wheel(path, jobs=options.jobs, progress=progress)
     outcome = RepairOutcome(filename=model.filename, target_tag=None)
     if not model.elves:
-        outcome.status, outcome.message = "pure", "no ELF file: nothing to repair, nothing written"
-        return outcome
+        return _pure(path, model, outcome, options)
     audit_options = AuditOptions(options.policies, exclude=options.exclude, isa_check=options.isa_check)
     before = judge(model, audit_options)
     arch, libc = before.arch or "unknown", before.libc or "glibc"
@@ -88,6 +92,15 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
             add = added_platforms(choice.verdict, requested, arch)
         remove = removed_platforms(sorted({t.platform for t in model.tags}), arch, choice.verdict,
                                    lambda name: options.policies.named(name, arch, libc))
+        if not options.update_tags:  # auditwheel's --no-update-tags, as long as the claims stay true
+            unmet = sorted(remove - {f"linux_{arch}", "any"})
+            if unmet:
+                outcome.status = "failed"
+                outcome.message = (f"--no-update-tags keeps {', '.join(unmet)}, which the repaired wheel does not "
+                                   f"meet (it reaches {choice.verdict.tag(arch)}); nothing written")
+                _describe(outcome, choice.plan)
+                return outcome
+            add, remove = [], set()
         filename = retag_filename(model.filename, add, remove)
         wheel_name = f"{reader.dist_info}/WHEEL"
         wheel_text = reader.read_text(wheel_name)
@@ -137,7 +150,7 @@ def _choose(model: WheelModel, options: RepairOptions, audit_options: AuditOptio
     def skip(soname: str) -> bool:
         return soname in everywhere or never_grafted(soname, options.exclude, drivers) is not None
 
-    search = host_search_path(libc, arch, lib_path=options.lib_path, environ=options.environ)
+    search = host_search_path(libc, arch, lib_path=options.lib_path, environ=options.environ, ldpaths=options.ldpaths)
     located = locate_libraries(model, resolution, search, typical_elf(elves), skip=skip,
                                compatible=lambda info: _host_libc(info) in (None, libc))
 
@@ -154,6 +167,30 @@ def _choose(model: WheelModel, options: RepairOptions, audit_options: AuditOptio
         return choose_plan(candidates, requested, plan_for, verdict_of, located), located
     except RepairError as exc:
         raise RepairError(f"{model.filename}:{exc.path}", exc.problem) from None
+
+
+def _pure(path: Path, model: WheelModel, outcome: RepairOutcome, options: RepairOptions) -> RepairOutcome:
+    """No ELF file. Like auditwheel: an error (exit 1), unless --allow-pure-python-wheel is given and the wheel
+    is tagged for any platform, when it is copied to the output unchanged (auditwheel#47, #438)."""
+    outcome.status, outcome.message = "pure", "no ELF file: nothing to repair, nothing written"
+    if not options.allow_pure:
+        return outcome
+    platforms = sorted({t.platform for t in model.tags})
+    if platforms != ["any"]:
+        outcome.message = (f"no ELF file, yet tagged {'.'.join(platforms)}: not copied (only a wheel tagged "
+                           "'any' is copied through with --allow-pure-python-wheel); nothing written")
+        return outcome
+    out_path = _output_dir(Path(options.out_dir)) / path.name
+    if not (out_path.exists() and out_path.resolve() == path.resolve()):
+        try:
+            with atomic_output(out_path) as out, path.open("rb") as src:
+                shutil.copyfileobj(src, out)
+        except OSError as exc:
+            raise OutputError(str(out_path), f"cannot write the wheel ({exc.strerror or exc})") from None
+    outcome.status, outcome.output = "copied", str(out_path)
+    outcome.message = "no ELF file: copied unchanged (--allow-pure-python-wheel)"
+    outcome.platform_tags = platforms
+    return outcome
 
 
 def _host_libc(info: ElfInfo) -> str | None:

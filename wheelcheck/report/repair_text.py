@@ -16,7 +16,7 @@ def render_repair_text(report: RepairReport, *, verbosity: int = 0) -> list[Line
     lines: list[Line] = []
     for wheel in report.wheels:
         lines.append(_headline(wheel))
-        if verbosity < 0 or wheel.status in ("error", "pure"):
+        if verbosity < 0 or wheel.status in ("error", "pure", "copied"):
             continue
         done = wheel.status == "repaired"  # a failed repair shows its plan: nothing was written
         for graft in wheel.grafted:
@@ -52,6 +52,8 @@ def _headline(wheel: RepairOutcome) -> Line:
         return (f"{wheel.filename}: ERROR {wheel.message}", "bold red")
     if wheel.status == "pure":
         return (f"{wheel.filename}: PURE {wheel.message}", "yellow")
+    if wheel.status == "copied":
+        return (f"{wheel.filename}: COPIED {wheel.message} -> {wheel.output}", "green")
     return (f"{wheel.filename}: FAIL {wheel.message}", "bold red")
 
 
