@@ -83,24 +83,19 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
     choice, located = _choose(model, options, audit_options, arch, libc, candidates, requested)
     if choice is None or choice.verdict.is_linux or (requested is not None and not choice.verdict.meets(requested)):
         return _unreachable(outcome, choice, requested, arch, candidates, options)
+    add, remove = _retagging(model, options, choice.verdict, requested, arch, libc)
+    if not options.update_tags:  # auditwheel's --no-update-tags, as long as the claims stay true
+        unmet = sorted(remove - {f"linux_{arch}", "any"})
+        if unmet:
+            outcome.status = "failed"
+            outcome.message = (f"--no-update-tags keeps {', '.join(unmet)}, which the repaired wheel does not "
+                               f"meet (it reaches {choice.verdict.tag(arch)}); nothing written")
+            _describe(outcome, choice.plan)
+            return outcome
+        add, remove = [], set()
     with WheelReader(path) as reader:
         strip = tuple(e.path for e in model.elves if e.is_extension) if options.strip else None
         applied = apply_plan(choice.plan, reader, located, strip=strip)
-        if options.only_plat and requested is not None:
-            add = requested.tags(arch)  # auditwheel --only-plat: the asked tag, not a better one
-        else:
-            add = added_platforms(choice.verdict, requested, arch)
-        remove = removed_platforms(sorted({t.platform for t in model.tags}), arch, choice.verdict,
-                                   lambda name: options.policies.named(name, arch, libc))
-        if not options.update_tags:  # auditwheel's --no-update-tags, as long as the claims stay true
-            unmet = sorted(remove - {f"linux_{arch}", "any"})
-            if unmet:
-                outcome.status = "failed"
-                outcome.message = (f"--no-update-tags keeps {', '.join(unmet)}, which the repaired wheel does not "
-                                   f"meet (it reaches {choice.verdict.tag(arch)}); nothing written")
-                _describe(outcome, choice.plan)
-                return outcome
-            add, remove = [], set()
         filename = retag_filename(model.filename, add, remove)
         wheel_name = f"{reader.dist_info}/WHEEL"
         wheel_text = reader.read_text(wheel_name)
@@ -136,6 +131,18 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
         outcome.hidden = [HiddenSymbols(h.path, h.exports, len(h.hidden), dict(h.renamed), dict(h.kept))
                           for h in hiding.libraries]
     return outcome
+
+
+def _retagging(model: WheelModel, options: RepairOptions, verdict: Policy, requested: Policy | None, arch: str,
+               libc: str) -> tuple[list[str], set[str]]:
+    """The platform tags to add and to remove (see repair/retag.py)."""
+    if options.only_plat and requested is not None:
+        add = requested.tags(arch)  # auditwheel --only-plat: the asked tag, not a better one
+    else:
+        add = added_platforms(verdict, requested, arch)
+    remove = removed_platforms(sorted({t.platform for t in model.tags}), arch, verdict,
+                               lambda name: options.policies.named(name, arch, libc))
+    return add, remove
 
 
 def _choose(model: WheelModel, options: RepairOptions, audit_options: AuditOptions, arch: str, libc: str,
