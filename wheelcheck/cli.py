@@ -123,7 +123,7 @@ def main_callback(
 def audit_command(
     ctx: typer.Context,
     paths: Annotated[list[str], typer.Argument(help="Wheels: files, globs or directories of *.whl.")],
-    plat: Annotated[Optional[str], typer.Option(help="Fail unless the wheel meets this tag (e.g. manylinux_2_17_x86_64).")] = None,
+    plat: Annotated[Optional[str], typer.Option(help="Fail unless each wheel meets this tag (manylinux_2_17_x86_64) or policy, on the wheel's own arch (manylinux2014, musllinux_1_2; a policy of the other libc does not apply).")] = None,
     policy_file: Annotated[Optional[Path], typer.Option(help="Judge against the policies in this JSON file (ours or auditwheel's format).")] = None,
     exclude: Annotated[Optional[list[str]], typer.Option(help="Treat sonames matching this glob as provided (repeatable).")] = None,
     lib_path: Annotated[Optional[list[str]], typer.Option(help="Read external libraries' own needs from this directory (repeatable).")] = None,
