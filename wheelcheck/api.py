@@ -151,7 +151,8 @@ def repair(paths: str | Path | Iterable[str | Path], out_dir: str | Path = "whee
 
     The keyword arguments are the fields of ``RepairOptions``: ``plat`` (a tag, a policy name or "auto"),
     ``exclude``, ``lib_path``, ``level``, ``jobs``, ``hide_symbols``, ``hide_extension_symbols``,
-    ``keep_symbols``, ``lib_sdir``, ``only_plat``, ``strip``, ``isa_check``, ``environ``.
+    ``keep_symbols``, ``lib_sdir``, ``only_plat``, ``strip``, ``isa_check``, ``environ``, ``ldpaths``,
+    ``update_tags``, ``allow_pure``.
     """
     from wheelcheck.repair.repair_options import RepairOptions
 
