@@ -8,6 +8,7 @@ distribution in Requires-Dist. Its answer names the distributions it loads from 
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -130,7 +131,9 @@ def _judge(run: _Run, subject: Distribution, named: bool) -> PairResult | None:
                 hosts[id(provider.dist)] = provider.dist
                 reaches = True
         reaches = reaches or bool(binding.unbound or binding.through_global or binding.bad_versions)
-        findings.extend(_binding_findings(run, subject, binding, seen))
+        unknown_libs = [f.library for f in findings if f.effect == "unknown" and f.library
+                        and any(link.name == f.library for link in tree.links)]
+        findings.extend(_binding_findings(run, subject, binding, seen, unknown_libs))
         files.append({"path": _shown(tree.root), "links": links,
                       "symbols": {"checked": binding.checked, "unbound": len(binding.unbound),
                                   "through_rtld_global": len(binding.through_global),
@@ -177,6 +180,15 @@ def _link_finding(run: _Run, subject: Distribution, link, closure: dict, not_giv
         own_tops = run.layout.own_tops(link.needer.dist)
         foreign = [d for d in link.searched if "/".join(d.split("/")[:3]) not in own_tops]
         loader = f"{link.name}: cannot open shared object file: No such file or directory"
+        family = _family_member(run, subject, link)
+        if family is not None:
+            sibling, dist = family
+            return CompatFinding(
+                "compat-missing-library", "error",
+                f"{needer} needs {link.name}, which {dist.label} does not ship though it ships {sibling} of the "
+                f"same family: {subject.name} was built against another build or release of {dist.name}",
+                f"pair it with the build of {dist.name} it was built against, or rebuild it against {dist.label}",
+                needer, "fails", loader, library=link.name)
         if not_given:
             return CompatFinding(
                 "compat-missing-library", "warning",
@@ -224,7 +236,35 @@ def _link_finding(run: _Run, subject: Distribution, link, closure: dict, not_giv
         "pip will not install it for you", f"add {provider.name} to Requires-Dist", needer, library=link.name)
 
 
-def _binding_findings(run: _Run, subject: Distribution, binding: Binding, seen: set) -> list[CompatFinding]:
+def _stem(name: str) -> str:
+    """libc10_cuda.so -> c10, libtorch_cpu.so -> torch, libcudart.so.12 -> cudart."""
+    return re.split(r"[_.\-]", name.removeprefix("lib"), maxsplit=1)[0]
+
+
+def _family_member(run: _Run, subject: Distribution, link) -> tuple[str, Distribution] | None:
+    """A missing library of the family of one that a given distribution ships and the subject loads from
+    (libc10_cuda.so beside torch's libc10.so): that distribution is another build than the one the
+    subject was built against. None otherwise."""
+    stem = _stem(link.name)
+    if len(stem) < 3:
+        return None
+    used = {id(p): p for p in run.layout.placed if p.dist is not subject and _stem(p.name) == stem}
+    for placed in used.values():
+        if any(placed is other for other in _loaded_from(link.needer, run)):
+            return placed.name, placed.dist
+    return None
+
+
+def _loaded_from(needer: Placed, run: _Run) -> list[Placed]:
+    """The given files the needer's own NEEDED names resolve to (by SONAME among all given files)."""
+    out = []
+    for name in needer.elf.needed:
+        out.extend(p for p in run.layout.by_name.get(name, ()) if p.dist is not needer.dist)
+    return out
+
+
+def _binding_findings(run: _Run, subject: Distribution, binding: Binding, seen: set,
+                      unknown_libs: list[str]) -> list[CompatFinding]:
     out = []
     for bad in binding.bad_versions:
         key = ("version", bad.file.path, bad.library.path, bad.version)
@@ -247,7 +287,7 @@ def _binding_findings(run: _Run, subject: Distribution, binding: Binding, seen: 
         by_file[id(u.file)] = by_file.get(id(u.file), 0) + 1
         if by_file[id(u.file)] > _SHOWN_UNBOUND:
             continue
-        out.append(_unbound_finding(subject, u))
+        out.append(_unbound_finding(subject, u, unknown_libs))
     for placed, name, definer in binding.through_global:
         key = ("global", placed.path, name)
         if key in seen:
@@ -267,20 +307,27 @@ def _binding_findings(run: _Run, subject: Distribution, binding: Binding, seen: 
     return out
 
 
-def _unbound_finding(subject: Distribution, u) -> CompatFinding:
+def _unbound_finding(subject: Distribution, u, unknown_libs: list[str]) -> CompatFinding:
     shown = _shown(u.file)
     readable = demangle(u.name)
     loader = f"{shown}: undefined symbol: {u.name}" + (f", version {u.version}" if u.version else "")
     wanted = f"{readable} ({u.name}{'@' + u.version if u.version else ''})" if readable != u.name else \
         f"{u.name}{'@' + u.version if u.version else ''}"
     if u.out_of_scope is not None:
-        effect = "unknown" if subject.global_loaders else "fails"
+        effect = "unknown" if subject.global_loaders or unknown_libs else "fails"
         return CompatFinding(
             "compat-missing-symbol", "error" if effect == "fails" else "warning",
             f"{shown} needs {wanted}, which {u.out_of_scope.dist.label} defines in {_shown(u.out_of_scope)}, but "
             f"{shown} does not link that library and Python imports extensions with RTLD_LOCAL",
             f"link {u.out_of_scope.name} (DT_NEEDED)", shown, effect, loader if effect == "fails" else None,
             u.name, u.version, readable, u.out_of_scope.name)
+    if u.nearest is None and unknown_libs:
+        return CompatFinding(
+            "compat-missing-symbol", "warning",
+            f"{shown} needs {wanted}, which no given file it loads defines; it may come from "
+            f"{', '.join(dict.fromkeys(unknown_libs))}, which {'was' if len(set(unknown_libs)) == 1 else 'were'} "
+            "not found", "give the distributions that ship those libraries", shown, "unknown", None, u.name,
+            u.version, readable)
     nearest = None
     text = f"{shown} needs {wanted}, which nothing it loads defines"
     hint = "build against the release of its host you pair it with"

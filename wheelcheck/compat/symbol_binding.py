@@ -7,7 +7,8 @@ scope does not define is:
 - bound anyway when a given distribution that loads libraries with RTLD_GLOBAL defines it (warning);
 - missing when a given file defines it out of scope, or defines a nearest symbol of the same name, or
   exports other names of its C++ namespace or C prefix: the import fails with 'undefined symbol';
-- otherwise presumed to come from a system library we cannot see (counted, never a failure).
+- otherwise presumed to come from a system library we cannot see (counted, never a failure); so is any
+  name of std:: and the C++ runtime, which libstdc++ defines.
 Version needs are checked too: a given library that defines versions but not the one needed fails
 with "version `X' not found".
 """
@@ -29,6 +30,11 @@ from wheelcheck.symbols.mangling import lead
 __all__ = ["Unbound", "BadVersion", "Binding", "bind_symbols"]
 
 _C_PREFIX = re.compile(r"^_*[A-Za-z0-9]+_")
+# std::, __gnu_cxx:: and the C++ runtime: libstdc++ defines them (an unversioned reference binds to its
+# default version), so a host that stopped exporting its copy of one changes nothing
+_STD_PREFIXES = ("_ZNSt", "_ZNKSt", "_ZSt", "_ZNSs", "_ZNKSs", "_ZNSb", "_ZNKSb", "_ZTISt", "_ZTSSt", "_ZTVSt",
+                 "_ZTINSt", "_ZTSNSt", "_ZTVNSt", "_ZN9__gnu_cxx", "_ZNK9__gnu_cxx", "_ZN10__cxxabiv1",
+                 "_ZTVN10__cxxabiv1", "_ZNSi", "_ZNSo", "_ZNSd", "_ZNKSi", "_ZNKSo", "_ZGVNSt", "__cxa_", "__gxx_")
 _STRONG_UNDEFINED = bytes(0 if b >> 4 in (0, 2) else 1 for b in range(256))  # st_info: not LOCAL, not WEAK
 _UNDEFINED = bytes([1]) + bytes(255)
 
@@ -101,6 +107,9 @@ def bind_symbols(tree: LoadTree, subject_files: Sequence[Placed], world: Sequenc
                 continue
             if elsewhere is not None:
                 result.unbound.append(Unbound(placed, name, version, None, elsewhere))
+                continue
+            if name.startswith(_STD_PREFIXES):
+                result.presumed_system += 1
                 continue
             candidates = others_in_scope + [p for p in world if p.dist is not tree.root.dist
                                             and all(p is not q for q in others_in_scope)]

@@ -13,6 +13,7 @@ __all__ = ["render_compat_text"]
 Line = tuple[str, str]
 _VERDICT_STYLE = {"loads": "bold green", "will-fail": "bold red", "cannot-tell": "bold yellow"}
 _STYLE = {"error": "red", "warning": "yellow", "info": "dim"}
+_PER_RULE = 3  # findings of one rule shown per pair without -v
 _HOW = {"own": "in its own wheel", "path": "through", "loaded": "already loaded by importing",
         "unreached": "not on its search path", "missing": "not found"}
 
@@ -40,12 +41,19 @@ def _pair_lines(pair: PairResult, verbosity: int) -> list[Line]:
             out.append((f"  {pair.subject['name']} {pair.subject['version']} requires {req['line']}{cond}; "
                         f"{req['given']} given{state}", "yellow" if not req["satisfied"] else "dim"))
     out.append((f"  {pair.reason}", _VERDICT_STYLE[pair.verdict].replace("bold ", "")))
+    shown: dict[str, int] = {}
     for finding in pair.findings:
         if finding.rule == "compat-requirement" and finding.message.endswith("given"):
             continue  # shown as the pin line above
         if finding.severity == "info" and verbosity == 0:
             continue
+        shown[finding.rule] = shown.get(finding.rule, 0) + 1
+        if verbosity == 0 and shown[finding.rule] > _PER_RULE:
+            continue
         out.extend(_finding_lines(finding, verbosity))
+    hidden = {rule: n - _PER_RULE for rule, n in shown.items() if verbosity == 0 and n > _PER_RULE}
+    if hidden:
+        out.append((f"  ... and {', '.join(f'{n} more {rule}' for rule, n in hidden.items())} (-v shows them)", "dim"))
     if pair.cxx and (verbosity > 0 or pair.cxx.get("subject_abi") != pair.cxx.get("host_abi")):
         c = pair.cxx
         out.append((f"  C++: {pair.subject['name']} {c['subject_abi']} string ABI, libstdc++ floor "
