@@ -233,3 +233,14 @@ def test_missing_symbol_version_is_reported_as_ld_so_does(gpu, tmp_path):
     proc = import_in(python, "gpu_plugin")
     assert proc.returncode != 0
     assert "libfakert.so.12: version `RT_1.0' not found (required by " in proc.stderr
+
+
+def test_an_unrelated_copy_of_a_soname_does_not_replace_the_own_one(build, tmp_path):
+    """so_a and so_b each ship their own libfoo.so.1 (so_b's defines foo_extra, which so_b needs). Neither
+    requires the other, so neither is assumed imported first: each finds its own copy through its RPATH
+    and nothing is judged (whether they collide is `wheelcheck conflicts`' question)."""
+    from tests.fixtures.conflict_wheels import soname_pair
+
+    pair = soname_pair(build, tmp_path)
+    code, report = compat_json(pair["a"], pair["b"])
+    assert code == 0 and report["pairs"] == []

@@ -55,6 +55,7 @@ class _Run:
     keys: KeyIndex
     abi_cache: dict
     global_files: list[Placed]
+    preloaded: dict[str, Placed]  # what importing every given distribution loads (most required first)
 
 
 def check_compat(dists: Sequence[Distribution], policies: PolicySet, *,
@@ -69,9 +70,13 @@ def check_compat(dists: Sequence[Distribution], policies: PolicySet, *,
     layout = Layout.of(dists)
     arches = Counter(p.elf.arch for p in layout.placed if p.elf.arch)
     exports = ExportCache()
-    run = _Run(list(dists), given, layout, system_libraries(policies), policies,
+    system = system_libraries(policies)
+    required_by = Counter(k for d in dists for k in d.required)
+    order = sorted(dists, key=lambda d: -required_by[d.key])  # hosts first: their copy of a name wins
+    run = _Run(list(dists), given, layout, system, policies,
                marker_environment(dists, arches.most_common(1)[0][0] if arches else None), exports,
-               KeyIndex(exports), {}, [p for p in layout.placed if p.dist.global_loaders])
+               KeyIndex(exports), {}, [p for p in layout.placed if p.dist.global_loaders],
+               preload(layout, order, system))
     out = []
     for subject in (subjects if subjects is not None else dists):
         pair = _judge(run, subject, named=subjects is not None)
@@ -91,9 +96,9 @@ def _dist(d: Distribution) -> dict[str, str]:
 def _judge(run: _Run, subject: Distribution, named: bool) -> PairResult | None:
     declared = declared_requirements(subject, run.environment)
     closure = declared_closure(subject, run.given, run.environment)
-    others = sorted((d for d in run.dists if d is not subject), key=lambda d: d.key not in closure)
-    preloaded = preload(run.layout, others, run.system)
-    trees = [load(root, run.layout, preloaded, run.system) for root in roots_of(run.layout, subject)]
+    preloaded = {name: p for name, p in run.preloaded.items() if p.dist is not subject}
+    trusted = frozenset(id(d) for key, d in run.given.items() if key in closure)
+    trees = [load(root, run.layout, preloaded, run.system, trusted) for root in roots_of(run.layout, subject)]
     if not trees and not named:
         return None
     findings: list[CompatFinding] = []
@@ -193,7 +198,8 @@ def _link_finding(run: _Run, subject: Distribution, link, closure: dict, not_giv
             return CompatFinding(
                 "compat-missing-library", "warning",
                 f"{needer} needs {link.name}, which none of the given distributions ships; {subject.label} "
-                f"requires {', '.join(not_given)}, which were not given", "give its requirements too",
+                f"requires {', '.join(not_given)}, which {'was' if len(not_given) == 1 else 'were'} not given",
+                "give its requirements too",
                 needer, "unknown", library=link.name)
         if foreign:
             return CompatFinding(

@@ -78,8 +78,14 @@ def preload(layout: Layout, dists: Sequence[Distribution], system: frozenset[str
     return loaded
 
 
-def load(root: Placed, layout: Layout, preloaded: dict[str, Placed], system: frozenset[str]) -> LoadTree:
-    """The breadth-first load of ``root``: its local scope and how each NEEDED name was found."""
+def load(root: Placed, layout: Layout, preloaded: dict[str, Placed], system: frozenset[str],
+         trusted: frozenset[int] | None = None) -> LoadTree:
+    """The breadth-first load of ``root``: its local scope and how each NEEDED name was found.
+
+    ``trusted``: ids of the distributions sure to be imported first (those the root's distribution
+    requires). A name loaded by another one is taken only when the search finds no file of that name:
+    whether an unrelated distribution was imported first is not known, and assuming it could turn a
+    library the file's own RPATH finds into another's copy (the conflict-soname case)."""
     tree = LoadTree(root, [root])
     loaded = dict(preloaded)
     loaded.setdefault(root.name, root)
@@ -91,7 +97,7 @@ def load(root: Placed, layout: Layout, preloaded: dict[str, Placed], system: fro
         for name in obj.elf.needed:
             if skip_soname(name):
                 continue
-            link = _resolve(obj, name, rpath_chain, layout, loaded, system)
+            link = _resolve(obj, name, rpath_chain, layout, loaded, system, trusted, preloaded)
             tree.links.append(link)
             if link.found is None:
                 continue
@@ -124,28 +130,49 @@ def dlopen_links(tree: LoadTree, layout: Layout, preloaded: dict[str, Placed], s
 
 
 def _resolve(obj: Placed, name: str, rpath_chain, layout: Layout, loaded: dict[str, Placed],
-             system: frozenset[str]) -> Link:
+             system: frozenset[str], trusted: frozenset[int] | None = None,
+             preloaded: dict[str, Placed] | None = None) -> Link:
     if "/" in name:  # a path in DT_NEEDED is opened as it is: never one of ours
         return Link(obj, name, "system" if name.rsplit("/", 1)[-1] in system else "missing")
     hit = loaded.get(name)
+    if hit is not None and trusted is not None and preloaded is not None and preloaded.get(name) is hit \
+            and id(hit.dist) not in trusted:
+        found = _search(obj, name, rpath_chain, layout)
+        if found is not None:
+            return found
     if hit is not None:
         how = "own" if hit.dist is obj.dist else "loaded"
         return Link(obj, name, how, hit, None if how == "own" else hit.dist.name)
-    searched = []
-    for owner, entry in list(rpath_chain) + [(obj, e) for e in obj.elf.runpath]:
-        directory = expand_search_entry(owner.path, entry)
-        if directory is None:
-            continue
-        searched.append(directory)
-        candidate = layout.by_path.get(posixpath.join(directory, name))
-        if candidate is not None and _compatible(candidate, obj):
-            return Link(obj, name, "own" if candidate.dist is obj.dist else "path", candidate, entry)
+    found = _search(obj, name, rpath_chain, layout)
+    if found is not None:
+        return found
+    searched = _searched(obj, rpath_chain)
     if name in system:
         return Link(obj, name, "system", searched=tuple(searched))
     elsewhere = tuple(p for p in layout.by_name.get(name, ()) if _compatible(p, obj))
     if elsewhere:
         return Link(obj, name, "unreached", elsewhere=elsewhere, searched=tuple(searched))
     return Link(obj, name, "missing", searched=tuple(searched))
+
+
+def _search(obj: Placed, name: str, rpath_chain, layout: Layout) -> Link | None:
+    for owner, entry in list(rpath_chain) + [(obj, e) for e in obj.elf.runpath]:
+        directory = expand_search_entry(owner.path, entry)
+        if directory is None:
+            continue
+        candidate = layout.by_path.get(posixpath.join(directory, name))
+        if candidate is not None and _compatible(candidate, obj):
+            return Link(obj, name, "own" if candidate.dist is obj.dist else "path", candidate, entry)
+    return None
+
+
+def _searched(obj: Placed, rpath_chain) -> list[str]:
+    out = []
+    for owner, entry in list(rpath_chain) + [(obj, e) for e in obj.elf.runpath]:
+        directory = expand_search_entry(owner.path, entry)
+        if directory is not None:
+            out.append(directory)
+    return out
 
 
 def _compatible(candidate: Placed, obj: Placed) -> bool:
