@@ -244,3 +244,28 @@ def test_an_unrelated_copy_of_a_soname_does_not_replace_the_own_one(build, tmp_p
     pair = soname_pair(build, tmp_path)
     code, report = compat_json(pair["a"], pair["b"])
     assert code == 0 and report["pairs"] == []
+
+
+def test_libstdcxx_floor_above_what_the_hosts_tag_promises(build, wheels, tmp_path):
+    """plugin_current (g++ 12, new string ABI) needs GLIBCXX_3.4.21; a host tagged manylinux2014 promises to
+    run where libstdc++ stops at GLIBCXX_3.4.19 (auditwheel's policy says so): there the import would fail."""
+    from elftools.elf.elffile import ELFFile
+    import io
+
+    from tests.fixtures.compat_wheels import host_wheel
+    from tests.helpers import auditwheel_policies
+
+    elf = ELFFile(io.BytesIO(member_bytes(wheels["current"], ext_member("plugin_current"))))
+    needed = {aux.name for verneed, auxes in elf.get_section_by_name(".gnu.version_r").iter_versions()
+              for aux in auxes if aux.name.startswith("GLIBCXX_")}
+    top = max(needed, key=lambda v: tuple(int(x) for x in v.split("_")[1].split(".")))
+    limit = max(auditwheel_policies()["manylinux_2_17"]["symbol_versions"]["x86_64"]["GLIBCXX"],
+                key=lambda v: tuple(int(x) for x in v.split(".")))
+    assert tuple(map(int, top.split("_")[1].split("."))) > tuple(map(int, limit.split(".")))
+    old_host = host_wheel(build, tmp_path, tag="cp311-cp311-manylinux_2_17_x86_64")
+    code, report = compat_json("-v", old_host, wheels["current"])
+    pair = pair_of(report, "plugin_current")
+    assert code == 0 and pair["verdict"] == "loads"  # it loads here; the warning is about older systems
+    (floor,) = rules(pair)["compat-libstdcxx-floor"]
+    assert floor["severity"] == "warning" and floor["version"] == top and f"GLIBCXX_{limit}" in floor["message"]
+    assert pair["cxx"]["subject_floor"] == top and pair["cxx"]["host_tag_limit"] == f"GLIBCXX_{limit}"

@@ -25,7 +25,8 @@ if TYPE_CHECKING:  # the repair, show and conflicts machinery is imported by the
     from wheelcheck.conflicts.conflict_findings import ConflictReport
     from wheelcheck.repair.repair_outcome import RepairReport
 
-__all__ = ["abi_manifest", "audit", "audit_wheel", "compat", "conflicts", "expand_paths", "load_policies", "repair", "show"]
+__all__ = ["abi_manifest", "audit", "audit_wheel", "compat", "conflicts", "expand_paths", "load_policies", "repair",
+           "show"]
 
 
 def load_policies(policy_file: str | Path | None = None) -> PolicySet:

@@ -83,7 +83,8 @@ def read_manifest(path: str | Path) -> Distribution:
     except (ValueError, EOFError, gzip.BadGzipFile) as exc:
         raise UsageError(str(path), f"not a JSON ABI manifest ({exc})") from None
     if not isinstance(doc, dict) or doc.get("kind") != MANIFEST_KIND:
-        raise UsageError(str(path), f"not a wheelcheck ABI manifest (kind {doc.get('kind') if isinstance(doc, dict) else None!r})")
+        kind = doc.get("kind") if isinstance(doc, dict) else None
+        raise UsageError(str(path), f"not a wheelcheck ABI manifest (kind {kind!r})")
     if doc.get("schema_version") != MANIFEST_VERSION:
         raise UsageError(str(path), f"manifest schema version {doc.get('schema_version')!r} is not "
                                     f"{MANIFEST_VERSION}: regenerate it with this wheelcheck's `abi` command")

@@ -382,14 +382,15 @@ def _cxx(run: _Run, subject: Distribution, bindings) -> tuple[dict, list[CompatF
             _shown(next(iter(mine.values()))), None,
             symbol=next((u.name for _, b in bindings for u in b.unbound if u.nearest
                          and u.nearest.difference == "other libstdc++ string ABI"), (me.examples or (None,))[0])))
-    floor_me, floor_them = _number(me.floor), _number(them.floor)
-    if floor_me and floor_them and floor_me > floor_them:
+    floor_me, floor_them = _number(me.floor), _number(them.floor) or ()
+    if floor_me and floor_me > floor_them:
         limit = tag_glibcxx_limit(host_dist.tags, run.policies)
         beyond = limit is not None and floor_me > (_number(limit[1]) or ())
         cxx["host_tag_limit"] = limit[1] if limit else None
         out.append(CompatFinding(
             "compat-libstdcxx-floor", "warning" if beyond else "info",
-            f"{subject.name} needs libstdc++ {me.floor}, {host_dist.name} only {them.floor}"
+            f"{subject.name} needs libstdc++ {me.floor}, {host_dist.name} "
+            + (f"only {them.floor}" if them.floor else "no GLIBCXX_ version")
             + (f": on the older systems {host_dist.name}'s tag {limit[0]} promises (libstdc++ up to {limit[1]}), "
                f"importing {subject.name} fails with \"version `{me.floor}' not found\"" if beyond else ""),
             f"build {subject.name} on the oldest system {host_dist.name} supports (its manylinux image)"
@@ -416,7 +417,8 @@ def _verdict(findings: list[CompatFinding], bindings, hosts: dict, subject: Dist
     unknown = [f for f in findings if f.effect == "unknown"]
     if unknown:
         return "cannot-tell", unknown[0].message
-    bound = sum(sum(b.bound.values()) for _, b in bindings)
     checked = sum(b.checked for _, b in bindings)
+    theirs = sum(n for _, b in bindings for i, n in b.bound.items() if b.providers[i].dist is not subject)
     names = ", ".join(d.name for d in hosts.values() if d is not subject) or "its own files and the system"
-    return "loads", f"every library found and {bound} of {checked} symbols checked bound ({names})"
+    return "loads", (f"every library found, every symbol bound: {checked} checked, {theirs} of them from "
+                     f"{names}" if checked else f"every library found ({names}); it takes no symbol from them")
