@@ -148,11 +148,18 @@ def test_manifest_stands_in_for_the_host_wheel(wheels, tmp_path):
     assert compat_json(gz, wheels["current"])[0] == 0
 
 
-def test_bad_manifest_is_one_line_of_error(tmp_path):
+def test_bad_input_is_one_line_of_error(tmp_path, wheels, build):
     bad = tmp_path / "not-a-manifest.json"
     bad.write_text('{"kind": "something else"}')
     proc = run_cli("compat", bad)
     assert proc.returncode == 2 and "not-a-manifest.json" in proc.stderr and "Traceback" not in proc.stderr
+    from tests.fixtures.compat_wheels import host_wheel
+
+    older = host_wheel(build, tmp_path, version="1.0")
+    proc = run_cli("compat", wheels["host"], older, wheels["current"])
+    assert proc.returncode == 2 and "given twice" in proc.stderr and "'1.0'" not in proc.stderr
+    proc = run_cli("compat", "no-such-dist", "--env", tmp_path)
+    assert proc.returncode == 2 and "no-such-dist" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
 def test_reports_follow_their_schemas(wheels, tmp_path):

@@ -2,8 +2,9 @@
 (with the loader's first error) or cannot tell (with why).
 
 A distribution is judged (a "subject") when its ELF files load libraries of another given distribution,
-bind symbols from one, need a library that no given distribution or system provides, or declare a given
-distribution in Requires-Dist. Its answer names the distributions it loads from ("hosts").
+bind symbols from one, need a library that no given distribution or system provides, or when it pins a
+given distribution to another version than the one given. Its answer names the distributions it loads
+from ("hosts").
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from packaging.utils import canonicalize_name
 
 from wheelcheck.compat.compat_report import CompatFinding, PairResult
 from wheelcheck.compat.cxx_boundary import Side, cxx_flag, side_of, tag_glibcxx_limit
@@ -136,22 +139,21 @@ def _judge(run: _Run, subject: Distribution, named: bool) -> PairResult | None:
                 hosts[id(provider.dist)] = provider.dist
                 reaches = True
         reaches = reaches or bool(binding.unbound or binding.through_global or binding.bad_versions)
-        unknown_libs = [f.library for f in findings if f.effect == "unknown" and f.library
-                        and any(link.name == f.library for link in tree.links)]
+        unknown_libs = [link.name for link in tree.links if link.how in ("missing", "unreached")]
         findings.extend(_binding_findings(run, subject, binding, seen, unknown_libs))
         files.append({"path": _shown(tree.root), "links": links,
                       "symbols": {"checked": binding.checked, "unbound": len(binding.unbound),
                                   "through_rtld_global": len(binding.through_global),
                                   "presumed_system": binding.presumed_system,
                                   "presumed_system_examples": binding.examples_presumed}})
-    for key in closure:
-        dist = run.given.get(key)
-        if dist is not None and dist is not subject and dist.elves:
-            hosts.setdefault(id(dist), dist)
+    findings.extend(_undeclared(subject, [link for tree in trees for link in tree.links], closure))
+    pins = pin_checks(subject, declared, run.given)
+    for pin in pins:  # a broken pin on a given distribution is worth an answer even if nothing binds to it
+        if not pin.satisfied and pin.extra is None:
+            hosts.setdefault(id(run.given[canonicalize_name(pin.name)]), run.given[canonicalize_name(pin.name)])
             reaches = True
     if not reaches and not named:
         return None
-    pins = pin_checks(subject, declared, run.given)
     for pin in pins:
         if not pin.satisfied:
             findings.insert(0, CompatFinding(
@@ -232,14 +234,33 @@ def _link_finding(run: _Run, subject: Distribution, link, closure: dict, not_giv
                                  + (f" through {link.via}" if link.how == "path" else ", already loaded"),
                                  file=needer, library=link.name)
         return None
-    if declared is False:
-        text = f"{subject.name} does not declare {provider.name} in Requires-Dist"
-    else:
-        text = f"{subject.name} declares {provider.name} only with the extra [{declared}]"
-    return CompatFinding(
-        "compat-requirement", "warning",
-        f"{needer} {'may dlopen' if link.dlopen else 'loads'} {link.name} from {provider.label}, but {text}: "
-        "pip will not install it for you", f"add {provider.name} to Requires-Dist", needer, library=link.name)
+    return None  # an undeclared provider: one finding per distribution, from _undeclared
+
+
+def _undeclared(subject: Distribution, trees_links, closure: dict) -> list[CompatFinding]:
+    """One warning per given distribution the subject loads from without declaring it (or only with an
+    extra): pip will not install it for the user."""
+    by_provider: dict[int, tuple[Distribution, dict[str, None], dict[str, None]]] = {}
+    for link in trees_links:
+        if link.found is None or link.how not in ("path", "loaded") or link.found.dist is subject:
+            continue
+        provider = link.found.dist
+        if closure.get(provider.key, False) is None:
+            continue
+        _, libs, files = by_provider.setdefault(id(provider), (provider, {}, {}))
+        libs[link.name] = None
+        files[_shown(link.needer)] = None
+    out = []
+    for provider, libs, files in by_provider.values():
+        extra = closure.get(provider.key, False)
+        text = (f"does not declare {provider.name} in Requires-Dist" if extra is False
+                else f"declares {provider.name} only with the extra [{extra}]")
+        out.append(CompatFinding(
+            "compat-requirement", "warning",
+            f"{subject.name} loads {', '.join(libs)} from {provider.label} ({len(files)} file"
+            f"{'s' if len(files) != 1 else ''}), but {text}: pip will not install it for you",
+            f"add {provider.name} to Requires-Dist", next(iter(files)), library=next(iter(libs))))
+    return out
 
 
 def _stem(name: str) -> str:

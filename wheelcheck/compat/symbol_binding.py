@@ -100,6 +100,9 @@ def bind_symbols(tree: LoadTree, subject_files: Sequence[Placed], world: Sequenc
                 result.bound[id(definer)] = result.bound.get(id(definer), 0) + 1
                 result.providers[id(definer)] = definer
                 continue
+            if name.startswith(_STD_PREFIXES):
+                result.presumed_system += 1
+                continue
             elsewhere = next((p for p in world if p.dist is not tree.root.dist
                               and exports.of(p.elf).defines(name, version)), None)
             if elsewhere is not None and any(elsewhere is g for g in global_files):
@@ -107,9 +110,6 @@ def bind_symbols(tree: LoadTree, subject_files: Sequence[Placed], world: Sequenc
                 continue
             if elsewhere is not None:
                 result.unbound.append(Unbound(placed, name, version, None, elsewhere))
-                continue
-            if name.startswith(_STD_PREFIXES):
-                result.presumed_system += 1
                 continue
             candidates = others_in_scope + [p for p in world if p.dist is not tree.root.dist
                                             and all(p is not q for q in others_in_scope)]
