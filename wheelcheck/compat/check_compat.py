@@ -223,7 +223,7 @@ def _link_finding(run: _Run, subject: Distribution, link, closure: dict, not_giv
             "compat-unreached-library", "warning" if not link.dlopen else "info",
             f"{needer} {verb} {link.name}: {where} ships it, but not where {needer} looks "
             f"(no RPATH/RUNPATH to it), and importing the others does not load it: it loads only if something "
-            "loads that file first", f"add an RPATH such as $ORIGIN/<relative path> to its directory",
+            "loads that file first", "add an RPATH such as $ORIGIN/<relative path> to its directory",
             needer, None if link.dlopen else "unknown", library=link.name)
     provider = link.found.dist
     declared = closure.get(provider.key, False)

@@ -92,7 +92,3 @@ class Layout:
     def own_tops(self, dist: Distribution) -> set[str]:
         """The top-level install directories a distribution's files occupy (/sp/torch, /sp/torch.libs)."""
         return {"/".join(p.path.split("/")[:3]) for p in self.files_of(dist)}
-
-    def in_directory(self, directory: str) -> list[Placed]:
-        """The files installed into ``directory`` (the target of an RPATH entry)."""
-        return [p for p in self.placed if p.directory == directory]

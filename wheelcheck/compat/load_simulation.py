@@ -21,10 +21,9 @@ from wheelcheck.compat.installed_layout import Layout, Placed, expand_search_ent
 from wheelcheck.conflicts.distribution import Distribution
 from wheelcheck.wheel.library_resolution import skip_soname
 
-__all__ = ["Link", "LoadTree", "preload", "load", "dlopen_links", "roots_of", "FOUND", "NOT_FOUND"]
+__all__ = ["Link", "LoadTree", "preload", "load", "dlopen_links", "roots_of", "FOUND"]
 
 FOUND = ("own", "path", "loaded")  # found among the given distributions
-NOT_FOUND = ("unreached", "missing")
 
 
 @dataclass(frozen=True)
@@ -47,13 +46,6 @@ class LoadTree:
     root: Placed
     order: list[Placed] = field(default_factory=list)  # the local scope: root, then its needs breadth first
     links: list[Link] = field(default_factory=list)
-
-    @property
-    def first_missing(self) -> Link | None:
-        return next((link for link in self.links if link.how == "missing"), None)
-
-    def link_for(self, needer: Placed, name: str) -> Link | None:
-        return next((link for link in self.links if link.needer is needer and link.name == name), None)
 
 
 def roots_of(layout: Layout, dist: Distribution) -> list[Placed]:
