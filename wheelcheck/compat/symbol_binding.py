@@ -113,7 +113,10 @@ def bind_symbols(tree: LoadTree, subject_files: Sequence[Placed], world: Sequenc
                 continue
             candidates = others_in_scope + [p for p in world if p.dist is not tree.root.dist
                                             and all(p is not q for q in others_in_scope)]
-            nearest = nearest_symbol(name, version, candidates, exports, keys)
+            # a C name is only matched in what the file loads: an unrelated distribution's copy of a C
+            # library (png_*, a vendored libpng) says nothing about where the file expects it from
+            nearest = nearest_symbol(name, version, candidates if name.startswith("_Z") else others_in_scope,
+                                     exports, keys)
             if nearest is not None or _shares_prefix(name, others_in_scope, exports):
                 result.unbound.append(Unbound(placed, name, version, nearest, None))
             else:
