@@ -22,7 +22,8 @@ from wheelcheck.compat.export_table import ExportCache
 from wheelcheck.compat.installed_layout import Layout, Placed
 from wheelcheck.compat.load_simulation import LoadTree, dlopen_links, load, preload, roots_of
 from wheelcheck.compat.nearest_symbol import KeyIndex
-from wheelcheck.compat.requirement_pins import declared_closure, declared_requirements, marker_environment, pin_checks
+from wheelcheck.compat.requirement_pins import (declared_closure, declared_requirements, marker_environment,
+                                                pin_checks)
 from wheelcheck.compat.symbol_binding import Binding, bind_symbols
 from wheelcheck.conflicts.distribution import Distribution
 from wheelcheck.data import load_table
@@ -34,6 +35,10 @@ from wheelcheck.symbols.demangle import demangle
 __all__ = ["check_compat", "system_libraries"]
 
 _SHOWN_UNBOUND = 20  # missing symbols reported one by one per file; the rest are counted
+# system libraries whose every symbol is versioned (glibc, libgcc_s, libstdc++): an unversioned name cannot
+# be theirs; any other system library in a load (libGL.so.1, libX11.so.6) may define an unversioned name
+_VERSIONED_SYSTEM = re.compile(r"^(libc|libm|libdl|librt|libpthread|libutil|libresolv|libnsl|libcrypt|libanl|"
+                               r"libgcc_s|libstdc\+\+|libmvec)\.so(\.\d+)*$")
 
 
 def system_libraries(policies: PolicySet) -> frozenset[str]:
@@ -140,6 +145,8 @@ def _judge(run: _Run, subject: Distribution, named: bool) -> PairResult | None:
                 reaches = True
         reaches = reaches or bool(binding.unbound or binding.through_global or binding.bad_versions)
         unknown_libs = [link.name for link in tree.links if link.how in ("missing", "unreached")]
+        unknown_libs += [link.name for link in tree.links
+                         if link.how == "system" and not _VERSIONED_SYSTEM.match(link.name)]
         findings.extend(_binding_findings(run, subject, binding, seen, unknown_libs))
         files.append({"path": _shown(tree.root), "links": links,
                       "symbols": {"checked": binding.checked, "unbound": len(binding.unbound),
@@ -352,8 +359,8 @@ def _unbound_finding(subject: Distribution, u, unknown_libs: list[str]) -> Compa
         return CompatFinding(
             "compat-missing-symbol", "warning",
             f"{shown} needs {wanted}, which no given file it loads defines; it may come from "
-            f"{', '.join(dict.fromkeys(unknown_libs))}, which {'was' if len(set(unknown_libs)) == 1 else 'were'} "
-            "not found", "give the distributions that ship those libraries", shown, "unknown", None, u.name,
+            f"{', '.join(dict.fromkeys(unknown_libs))}, which wheelcheck cannot see",
+            "give the distributions that ship those libraries", shown, "unknown", None, u.name,
             u.version, readable)
     nearest = None
     text = f"{shown} needs {wanted}, which nothing it loads defines"
