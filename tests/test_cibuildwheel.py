@@ -84,11 +84,11 @@ def test_auditwheel_plat_and_pyproject_defaults(unrepaired, tmp_path):
     import json
 
     out = json.loads(proc.stdout)["wheels"][0]
-    assert out["target_tag"] == "manylinux_2_17_x86_64"  # the variable beats the table
+    assert out["required_tag"] == "manylinux_2_17_x86_64"  # the variable beats the table
     assert out["hidden"], "hide-symbols came from [tool.wheelcheck]"
     del env["AUDITWHEEL_PLAT"]
     proc = subprocess.run(["wheelcheck", "repair", "--format", "json", "--no-hide-symbols", "-w",
                            str(tmp_path / "out2"), str(wheel)], cwd=project, env=env, capture_output=True,
                           text=True, timeout=600)
     out = json.loads(proc.stdout)["wheels"][0]
-    assert out["target_tag"] == "manylinux_2_12_x86_64" and out["hidden"] is None
+    assert out["required_tag"] == "manylinux_2_12_x86_64" and out["hidden"] is None

@@ -32,7 +32,7 @@ def test_installed_wheel_ships_policies_and_audits(tmp_path):
                           cwd=elsewhere, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
-    assert report["wheels"][0]["best_tag"] == "manylinux_2_31_x86_64"
+    assert report["wheels"][0]["deserved_tag"] == "manylinux_2_31_x86_64"
     listed = subprocess.run([venv / "bin" / "wheelcheck", "policy", "list", "--format", "json"], cwd=elsewhere,
                             capture_output=True, text=True, check=True)
     assert len(json.loads(listed.stdout)) == len(shipped) - 1  # schema.json is not a policy

@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 import tempfile
+import traceback
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
@@ -15,12 +16,14 @@ import typer
 from rich.console import Console
 
 from wheelcheck._version import __version__
-from wheelcheck.api import audit, load_policies
+from wheelcheck.api import audit_wheels, load_policies
+from wheelcheck.audit.audit_options import AuditOptions
 from wheelcheck.config import Settings, find_pyproject, load_settings
-from wheelcheck.errors import WheelcheckError
-from wheelcheck.report.audit_json import render_json
+from wheelcheck.errors import WheelcheckError, one_line
+from wheelcheck.report.audit_json import render_audit_json
+from wheelcheck.report.audit_text import render_audit_text
 from wheelcheck.report.progress import terminal_progress
-from wheelcheck.report.audit_text import render_text
+from wheelcheck.report.text_lines import Line, as_text
 
 app = typer.Typer(
     name="wheelcheck",
@@ -28,8 +31,10 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help is shown as written: rich markup would swallow "[tool.wheelcheck]"
 )
-policy_app = typer.Typer(help="List, show, validate, compare and derive policies.", no_args_is_help=True)
+policy_app = typer.Typer(help="List, show, validate, compare and derive policies.", no_args_is_help=True,
+                         rich_markup_mode=None)
 app.add_typer(policy_app, name="policy")
 
 
@@ -57,23 +62,47 @@ class CxxAbi(str, Enum):
 
 
 def _fail(message: str) -> None:
-    Console(stderr=True, highlight=False, soft_wrap=True, emoji=False).print(f"wheelcheck: error: {message}", style="bold red", markup=False)
+    _error_line(f"wheelcheck: error: {message}")
     raise typer.Exit(2)
 
 
+def _error_line(text: str) -> None:
+    """One line on stderr, whatever the names in it hold (newlines, escape sequences)."""
+    Console(stderr=True, highlight=False, soft_wrap=True, emoji=False).print(one_line(text), style="bold red",
+                                                                              markup=False)
+
+
 def _write_output(text: str, output: Path | None) -> None:
-    """Write atomically: a temporary file renamed into place, so no half-written report is left."""
+    """Write atomically: a temporary file renamed into place, so no half-written report is left. The file
+    gets the permissions of any new file (0644 under umask 022), not mkstemp's private 0600."""
     if output is None:
         sys.stdout.write(text)
         return
     directory = output.parent if str(output.parent) else Path(".")
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{output.name}.", suffix=".tmp")
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, output)
     except OSError as exc:
         _fail(f"{output}: cannot write the report ({exc.strerror or exc})")
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)  # the only way to read it is to set it
+    os.umask(mask)
+    return mask
+
+
+def _print_lines(lines: list[Line], output: Path | None = None) -> None:
+    """A text report: styled on a terminal (rich decides), plain in a pipe or a file."""
+    if output is not None:
+        _write_output(as_text(lines), output)
+        return
+    console = Console(highlight=False, soft_wrap=True)
+    for line in lines:
+        console.print(line.text, style=line.style, markup=False)
 
 
 CONFIG_HELP = ("Take defaults from [tool.wheelcheck] of this TOML file (default: the nearest pyproject.toml "
@@ -123,37 +152,36 @@ def audit_command(
     output: Annotated[Optional[Path], typer.Option(help="Write the report to this file instead of stdout.")] = None,
     jobs: Annotated[Optional[int], typer.Option(help="Worker processes for large wheels (default: CPU count).", min=1)] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print only the verdict lines.")] = False,
-    verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="-v: also why the tag is not better; -vv: per-file details.")] = 0,
+    verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="-v: every file of each group of findings, and the info findings (why the tag is not better); -vv: also per-file details and every symbol.")] = 0,
     cxx_abi: Annotated[Optional[CxxAbi], typer.Option("--cxx-abi", help="Require this libstdc++ string ABI (overrides the policy).")] = None,
     config: Annotated[Optional[Path], typer.Option("--config", help=CONFIG_HELP)] = None,
     reports: Annotated[Optional[list[str]], typer.Option("--report", metavar="FORMAT:FILE", help="Also write the report in this format to this file (repeatable), e.g. sarif:results.sarif.")] = None,
     disable_isa_ext_check: Annotated[bool, typer.Option("--disable-isa-ext-check", help="Do not check the x86-64 ISA level (x86-64-v2 and above).")] = False,
 ) -> None:
-    """Judge each wheel against the policies: exit 0 all pass, 1 a wheel fails, 2 bad input."""
+    """Judge each wheel against the policies. Exit status: 0 all pass, 1 a wheel fails, 2 bad input."""
     settings = _settings(config, {"plat": plat, "policy-file": _str(policy_file), "exclude": exclude,
                                   "lib-path": lib_path, "format": _value(fmt), "fail-on": _value(fail_on)})
     fmt = AuditFormat(settings["format"])
     extra = [_report_target(spec) for spec in reports or ()]
     try:
+        options = AuditOptions(policies=load_policies(settings["policy-file"]), plat=settings["plat"],
+                               exclude=settings["exclude"], lib_path=settings["lib-path"], jobs=jobs,
+                               cxx_abi=_value(cxx_abi), fail_on=settings["fail-on"],
+                               isa_check=not disable_isa_ext_check)
         with terminal_progress(fmt is AuditFormat.text and not quiet) as progress:
-            report = audit(paths, plat=settings["plat"], policy_file=settings["policy-file"],
-                           exclude=settings["exclude"], lib_path=settings["lib-path"], jobs=jobs,
-                           cxx_abi=cxx_abi.value if cxx_abi else None, fail_on=settings["fail-on"],
-                           progress=progress, isa_check=not disable_isa_ext_check)
+            report = audit_wheels(paths, options, progress)
     except WheelcheckError as exc:
         _fail(str(exc))
+    verbosity = -1 if quiet else verbose
     for extra_fmt, path in extra:
-        _write_output(_rendered(report, extra_fmt, verbosity=-1 if quiet else verbose), path)
-    if fmt is AuditFormat.text and output is None:
-        console = Console(highlight=False, soft_wrap=True)
-        for text, style in render_text(report, verbosity=-1 if quiet else verbose):
-            console.print(text, style=style, markup=False)
+        _write_output(_rendered(report, extra_fmt, verbosity), path)
+    if fmt is AuditFormat.text:
+        _print_lines(render_audit_text(report, verbosity=verbosity), output)
     else:
-        _write_output(_rendered(report, fmt, verbosity=-1 if quiet else verbose), output)
-    for wheel in report.wheels:
+        _write_output(_rendered(report, fmt, verbosity), output)
+    for wheel in report.wheels:  # said once, here: the text report leaves unreadable wheels out
         if wheel.error is not None:
-            Console(stderr=True, highlight=False, soft_wrap=True).print(f"wheelcheck: error: {wheel.error}", style="bold red",
-                                                       markup=False)
+            _error_line(f"wheelcheck: error: {wheel.error}")
     raise typer.Exit(report.exit_code)
 
 
@@ -166,16 +194,16 @@ def _report_target(spec: str) -> tuple[AuditFormat, Path]:
 
 def _rendered(report, fmt: AuditFormat, verbosity: int) -> str:
     if fmt is AuditFormat.json:
-        return render_json(report)
+        return render_audit_json(report)
     if fmt is AuditFormat.sarif:
-        from wheelcheck.report.audit_sarif import render_sarif
+        from wheelcheck.report.audit_sarif import render_audit_sarif
 
-        return render_sarif(report, base=Path.cwd())
+        return render_audit_sarif(report, base=Path.cwd())
     if fmt is AuditFormat.markdown:
-        from wheelcheck.report.audit_markdown import render_markdown
+        from wheelcheck.report.audit_markdown import render_audit_markdown
 
-        return render_markdown(report)
-    return "".join(text + "\n" for text, _ in render_text(report, verbosity=verbosity))
+        return render_audit_markdown(report)
+    return as_text(render_audit_text(report, verbosity=verbosity))
 
 
 @app.command("repair")
@@ -197,40 +225,46 @@ def repair_command(
     fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
     jobs: Annotated[Optional[int], typer.Option(help="Worker processes for scanning large wheels (default: CPU count).", min=1)] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print only a line per wheel.")] = False,
-    verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="Also print notes and what stays external.")] = 0,
+    verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="Also print info findings, every file of each group, and what stays external.")] = 0,
     config: Annotated[Optional[Path], typer.Option("--config", help=CONFIG_HELP)] = None,
 ) -> None:
-    """Vendor external libraries into each wheel and retag it: exit 0 all repaired, 1 a target is out of reach, 2 an error."""
-    from wheelcheck.api import repair
+    """Vendor external libraries into each wheel and retag it. Exit status: 0 all repaired (or unchanged), 1 a target is out of reach, 2 an error."""
+    from wheelcheck.api import repair_wheels
+    from wheelcheck.repair.repair_options import RepairOptions
     from wheelcheck.report.repair_json import render_repair_json
     from wheelcheck.report.repair_text import render_repair_text
 
     settings = _settings(config, {"plat": plat or os.environ.get("AUDITWHEEL_PLAT") or None,
                                   "policy-file": _str(policy_file), "exclude": exclude, "lib-path": lib_path,
                                   "hide-symbols": hide_symbols})
-    signal.signal(signal.SIGTERM, _interrupt)  # so a killed repair still removes its temporary file
+    try:
+        options = RepairOptions(policies=load_policies(settings["policy-file"]), out_dir=wheel_dir,
+                                plat=settings["plat"] or "auto", exclude=settings["exclude"],
+                                lib_path=settings["lib-path"], level=level, jobs=jobs,
+                                hide_symbols=settings["hide-symbols"], hide_extension_symbols=hide_extension_symbols,
+                                keep_symbols=keep_symbols or (), lib_sdir=lib_sdir, only_plat=only_plat,
+                                strip=strip, isa_check=not disable_isa_ext_check)
+    except WheelcheckError as exc:
+        _fail(str(exc))
+    # so a killed repair still removes its temporary file; the caller's handler is back afterwards
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         with terminal_progress(fmt is Format.text and not quiet) as progress:
-            report = repair(paths, wheel_dir, plat=settings["plat"] or "auto", policy_file=settings["policy-file"],
-                            exclude=settings["exclude"], lib_path=settings["lib-path"], level=level, jobs=jobs,
-                            hide_symbols=settings["hide-symbols"], hide_extension_symbols=hide_extension_symbols,
-                            keep_symbols=keep_symbols or (), lib_sdir=lib_sdir, only_plat=only_plat, strip=strip,
-                            isa_check=not disable_isa_ext_check, progress=progress)
+            report = repair_wheels(paths, options, progress)
     except WheelcheckError as exc:
         _fail(str(exc))
     except KeyboardInterrupt:
         Console(stderr=True).print("wheelcheck: interrupted; nothing was written", style="bold red", markup=False)
         raise typer.Exit(130)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     if fmt is Format.json:
         sys.stdout.write(render_repair_json(report))
     else:
-        console = Console(highlight=False, soft_wrap=True)
-        for text, style in render_repair_text(report, verbosity=-1 if quiet else verbose):
-            console.print(text, style=style, markup=False)
-    for wheel in report.wheels:
+        _print_lines(render_repair_text(report, verbosity=-1 if quiet else verbose))
+    for wheel in report.wheels:  # said once, here: the text report leaves failed repairs' errors out
         if wheel.status == "error":
-            Console(stderr=True, highlight=False, soft_wrap=True).print(
-                f"wheelcheck: error: {wheel.message}", style="bold red", markup=False)
+            _error_line(f"wheelcheck: error: {wheel.message}")
     raise typer.Exit(report.exit_code)
 
 
@@ -280,7 +314,7 @@ def policy_validate(
     files: Annotated[Optional[list[Path]], typer.Argument(help="Policy files, checked together (default: the bundled policies).")] = None,
     fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
 ) -> None:
-    """Check policy files against the schema and for meaning: exit 0 valid, 1 problems, 2 unreadable."""
+    """Check policy files against the schema and for meaning. Exit status: 0 valid, 1 problems, 2 unreadable."""
     from wheelcheck.policy.validate import validate_files, validate_texts
     from wheelcheck.policy.registry import bundled_texts
 
@@ -306,7 +340,7 @@ def policy_diff(
     b: Annotated[str, typer.Argument(help="The policy to compare it with (same forms).")],
     fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
 ) -> None:
-    """What each policy allows that the other does not: exit 0 same, 1 different, 2 bad input."""
+    """What each policy allows that the other does not. Exit status: 0 same, 1 different, 2 bad input."""
     from wheelcheck.policy.diff import diff_policies
     from wheelcheck.policy.policy_loader import policy_by_reference
 
@@ -331,7 +365,7 @@ def policy_derive(
     source: Annotated[Optional[str], typer.Option(help="The 'source' to record (default: what was read).")] = None,
     output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write the policy here instead of stdout.")] = None,
 ) -> None:
-    """Derive a policy from the symbol versions a root filesystem's system libraries define."""
+    """Derive a policy from a root filesystem. It allows the symbol versions the system libraries there define."""
     from wheelcheck.policy.derive import derive_policy
 
     try:
@@ -360,13 +394,15 @@ def show_command(
     policy_file: Annotated[Optional[Path], typer.Option(help="Judge against the policies in this JSON file.")] = None,
     verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="Keep going past the first limiting reason.")] = 0,
 ) -> None:
-    """What `auditwheel show` answers, in its words and JSON: exit 0 answered, 1 a pure wheel, 2 bad input."""
-    from wheelcheck.api import show
+    """What `auditwheel show` answers, in its words and JSON. Exit status: 0 answered, 1 a pure wheel, 2 bad input."""
+    from wheelcheck.api import show_wheel
     from wheelcheck.report.show_text import render_show_json, render_show_text
 
     dirs = list(lib_path or ()) + [d for d in (ldpaths or "").split(":") if d]
     try:
-        view = show(wheel, policy_file=policy_file, lib_path=dirs, isa_check=not disable_isa_ext_check)
+        options = AuditOptions(policies=load_policies(policy_file), lib_path=dirs,
+                               isa_check=not disable_isa_ext_check)
+        view = show_wheel(wheel, options)
     except WheelcheckError as exc:
         _fail(str(exc))
     if view.pure and not allow_pure_python_wheel:
@@ -384,7 +420,7 @@ def config_command(
     config: Annotated[Optional[Path], typer.Option("--config", help=CONFIG_HELP)] = None,
     fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
 ) -> None:
-    """Print the effective settings and where each comes from (default or a pyproject.toml)."""
+    """Print the effective settings. Each says where it comes from: the default or a pyproject.toml."""
     from wheelcheck.config import SETTINGS
 
     pyproject = config if config is not None else find_pyproject(Path.cwd())
@@ -418,7 +454,7 @@ def _shown(value: object) -> str:
 def rules_command(
     rule_id: Annotated[Optional[str], typer.Argument(metavar="[ID]", help="A rule id (e.g. executable-stack); none lists them all.")] = None,
 ) -> None:
-    """Print the rules reference: what each rule detects, why it breaks programs, how to fix it."""
+    """Print the rules reference. What each rule detects, why it breaks programs, how to fix it."""
     from wheelcheck.report.rules_doc import find_rule, render_index_text, render_rule_text, rule_ids
 
     if rule_id is None:
@@ -446,26 +482,22 @@ def conflicts_command(
     jobs: Annotated[Optional[int], typer.Option(help="Worker processes for large files (default: CPU count).", min=1)] = None,
     verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="-v: also info findings and example symbols; -vv: every file.")] = 0,
 ) -> None:
-    """Find what will collide when distributions share one process: exit 1 on a finding at or above --fail-on, 2 bad input."""
-    from wheelcheck.api import conflicts
+    """Find what will collide when distributions share one process. Exit status: 1 on a finding at or above --fail-on, 2 bad input."""
+    from wheelcheck.api import conflicts_between
+    from wheelcheck.conflicts.conflicts_options import ConflictsOptions
     from wheelcheck.report.conflicts_json import render_conflicts_json
     from wheelcheck.report.conflicts_text import render_conflicts_text
 
     try:
-        report = conflicts(paths or (), env=(paths or []) if env else None, jobs=jobs)
+        options = ConflictsOptions(env=tuple(paths or ()) if env else None, jobs=jobs, fail_on=fail_on.value)
+        report = conflicts_between(() if env else paths or (), options)
     except WheelcheckError as exc:
         _fail(str(exc))
     if fmt is Format.json:
         _write_output(render_conflicts_json(report), output)
     else:
-        lines = render_conflicts_text(report, verbosity=verbose)
-        if output is not None:
-            _write_output("".join(text + "\n" for text, _ in lines), output)
-        else:
-            console = Console(highlight=False, soft_wrap=True)
-            for text, style in lines:
-                console.print(text, style=style, markup=False)
-    raise typer.Exit(report.exit_code(fail_on.value))
+        _print_lines(render_conflicts_text(report, verbosity=verbose), output)
+    raise typer.Exit(report.exit_code)
 
 
 class CompatFormat(str, Enum):
@@ -499,13 +531,7 @@ def compat_command(
     elif fmt is CompatFormat.sarif:
         _write_output(render_compat_sarif(report, base=Path.cwd()), output)
     else:
-        lines = render_compat_text(report, verbosity=verbose)
-        if output is not None:
-            _write_output("".join(text + "\n" for text, _ in lines), output)
-        else:
-            console = Console(highlight=False, soft_wrap=True)
-            for text, style in lines:
-                console.print(text, style=style, markup=False)
+        _print_lines(render_compat_text(report, verbosity=verbose), output)
     raise typer.Exit(report.exit_code)
 
 
@@ -539,8 +565,32 @@ def abi_command(
         markup=False)
 
 
+# Where the one line about an internal error sends people (the project's issue tracker)
+ISSUES_URL = "https://github.com/wheelcheck/wheelcheck/issues"
+_MAX_DETAIL = 300  # of the exception's message in that line: it may quote a whole input
+
+
 def main() -> None:
-    app()
+    """The console script: every command, with any unexpected exception turned into exit 2 and one line.
+
+    Exit 1 means "a wheel fails its policy"; a crash of the tool must never look like that in CI.
+    """
+    try:
+        app()
+    except Exception as exc:  # a bug: anything the commands did not turn into a WheelcheckError
+        _error_line(internal_error_line(exc))
+        sys.exit(2)
+
+
+def internal_error_line(exc: BaseException) -> str:
+    """'wheelcheck: internal error: <type>: <message> at <file:line> ...': what a bug report needs first."""
+    detail = str(exc)
+    if len(detail) > _MAX_DETAIL:
+        detail = detail[:_MAX_DETAIL] + "..."
+    ours = [f for f in traceback.extract_tb(exc.__traceback__) if f"{os.sep}wheelcheck{os.sep}" in f.filename]
+    where = f" in {Path(ours[-1].filename).name}:{ours[-1].lineno}" if ours else ""
+    return (f"wheelcheck: internal error: {type(exc).__name__}: {detail}{where} (a bug in wheelcheck: please "
+            f"report it at {ISSUES_URL} with the command, and the input if you can share it)")
 
 
 if __name__ == "__main__":

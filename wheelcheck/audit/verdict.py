@@ -4,29 +4,19 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
+from wheelcheck.audit.audit_options import AuditOptions
 from wheelcheck.audit.checks import CHECKS, CheckContext, Fact
 from wheelcheck.audit.constraints import Constraint, collect_constraints
 from wheelcheck.wheel.wheel_model import LEGACY_ALIASES, WheelModel, split_platform
 from wheelcheck.wheel.library_resolution import LIBPYTHON, resolve
 from wheelcheck.elf.elf_info import ElfInfo, is_dynamic_loader
 from wheelcheck.errors import UsageError
-from wheelcheck.policy.policy_model import Policy, PolicySet
-from wheelcheck.audit.findings import SEVERITIES, FileReport, Finding, WheelReport, reaches
+from wheelcheck.policy.policy_model import Policy
+from wheelcheck.audit.findings import FileReport, Finding, WheelReport, reaches
 
-__all__ = ["AuditOptions", "Judgement", "assess", "judge", "libc_of_elf"]
-
-
-@dataclass(frozen=True)
-class AuditOptions:
-    policies: PolicySet
-    plat: str | None = None  # a tag (manylinux_2_17_x86_64) or a policy name (manylinux2014)
-    exclude: tuple[str, ...] = ()
-    external: Mapping[str, ElfInfo] = field(default_factory=dict)  # libraries found on --lib-path
-    cxx_abi: str | None = None  # --cxx-abi old|new: overrides the policy's allowed C++ string ABIs
-    fail_on: str = "error"  # the lowest finding severity that makes the wheel fail
-    isa_check: bool = True  # False (--disable-isa-ext-check): an x86-64 ISA level above the baseline is allowed
+__all__ = ["Judgement", "assess", "judge", "libc_of_elf", "wheel_platform"]
 
 
 def libc_of_elf(elf: ElfInfo) -> str | None:
@@ -54,16 +44,13 @@ def judge(model: WheelModel, options: AuditOptions) -> WheelReport:
 
 
 def assess(model: WheelModel, options: AuditOptions) -> Judgement:
-    if options.fail_on not in SEVERITIES:
-        raise UsageError(str(options.fail_on), f"fail-on must be one of {', '.join(reversed(SEVERITIES))}")
     report = WheelReport(filename=model.filename, claimed_tags=[t for t in model.platforms])
     _check_record(model, report)
     if not model.elves:
         report.pure = True
         report.passed = not reaches(report.findings, options.fail_on)
         return Judgement(report)
-    arch = _wheel_arch(model)
-    libc = _wheel_libc(model)
+    arch, libc = wheel_platform(model)
     report.arch, report.libc = arch, libc
     elves = _platform_elves(model, arch, libc, report)
     policies = options.policies.for_platform(libc, arch)
@@ -75,9 +62,9 @@ def assess(model: WheelModel, options: AuditOptions) -> Judgement:
 
     verdict = next(p for p in policies if all(c.allows(p) for c in constraints))
     target = _target(model, options, policies, arch, libc)
-    report.best_tag = _tag(verdict, arch)
-    report.best_tags = verdict.tags(arch) if not verdict.is_linux else [report.best_tag]
-    report.target_tag = _tag(target, arch) if target else None
+    report.deserved_tag = _tag(verdict, arch)
+    report.deserved_tags = verdict.tags(arch) if not verdict.is_linux else [report.deserved_tag]
+    report.required_tag = _tag(target, arch) if target else None
     report.findings += _explain(constraints, policies, verdict, target, arch)
     if libc == "musl" and not verdict.is_linux:
         report.findings.append(Finding(
@@ -131,7 +118,8 @@ def _explain(constraints: list[Constraint], policies: list[Policy], verdict: Pol
         findings.append(Finding(
             rule=c.rule, severity=severity, file=c.file,
             message=f"{c.what} → {limit.name} at best",
-            hint=c.hint, symbols=c.symbols, limit=_tag(limit, arch)))
+            hint=c.hint, symbols=c.symbols, limit=_tag(limit, arch),
+            cause=f"{c.cause or c.what} → {limit.name} at best", subject=c.subject, count=len(c.symbols)))
     return findings
 
 
@@ -178,6 +166,11 @@ def _find(policies: list[Policy], name: str) -> Policy | None:
     return None
 
 
+def wheel_platform(model: WheelModel) -> tuple[str, str]:
+    """(architecture, libc) the wheel is judged for: its platform tags' when it has some, else its ELF files'."""
+    return _wheel_arch(model), _wheel_libc(model)
+
+
 def _wheel_arch(model: WheelModel) -> str:
     arches = [a for _, a in model.linux_platforms]
     if arches:
@@ -204,7 +197,8 @@ def _platform_elves(model: WheelModel, arch: str, libc: str, report: WheelReport
             report.findings.append(Finding(
                 "wrong-architecture", "warning", elf.path,
                 f"is not a {arch} ELF file ({why}); it is left out of the verdict",
-                "remove it, or build it for the wheel's architecture"))
+                "remove it, or build it for the wheel's architecture",
+                cause=f"is not a {arch} ELF file; it is left out of the verdict"))
             continue
         elf_libc = libc_of_elf(elf)
         if elf_libc is not None and elf_libc != libc:
@@ -259,4 +253,5 @@ def _check_record(model: WheelModel, report: WheelReport) -> None:
     for member, problem in model.record_problems:
         report.findings.append(Finding(
             "record-hash", "error", member, problem,
-            "the wheel was changed after RECORD was written; rebuild it or regenerate RECORD"))
+            "the wheel was changed after RECORD was written; rebuild it or regenerate RECORD",
+            cause=problem.partition(" (")[0]))

@@ -13,11 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from wheelcheck.errors import SymbolEditError
+
 __all__ = ["SymbolEdit", "apply_symbol_edit", "SymbolEditError"]
-
-
-class SymbolEditError(Exception):
-    """LIEF could not read or write the file."""
 
 
 @dataclass(frozen=True)
@@ -38,7 +36,7 @@ def apply_symbol_edit(path: Path, edit: SymbolEdit) -> dict[str, int]:
     lief.logging.disable()  # its warnings go to stderr; library code must not print
     binary = lief.ELF.parse(str(path))
     if binary is None:
-        raise SymbolEditError(f"{path}: LIEF cannot parse this ELF file")
+        raise SymbolEditError(str(path), "LIEF cannot parse this ELF file")
     hidden = renamed = 0
     local = lief.ELF.Symbol.BINDING.LOCAL
     hidden_vis = lief.ELF.Symbol.VISIBILITY.HIDDEN

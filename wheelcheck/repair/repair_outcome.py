@@ -5,9 +5,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from wheelcheck.audit.findings import SCHEMA_VERSION, Finding
+from wheelcheck.audit.findings import Finding
 
-__all__ = ["GraftedLibrary", "HiddenSymbols", "PatchedFile", "RepairOutcome", "RepairReport", "STATUSES"]
+__all__ = ["GraftedLibrary", "HiddenSymbols", "PatchedFile", "RepairOutcome", "RepairReport", "STATUSES",
+           "REPAIR_SCHEMA_VERSION"]
+
+REPAIR_SCHEMA_VERSION = 2
 
 # repaired: written; failed: the wheel cannot meet the target (nothing written); pure: no ELF file,
 # nothing to repair (nothing written); error: bad input, a missing library, an unwritable output
@@ -66,8 +69,18 @@ class RepairOutcome:
     written_members: int = 0  # deflated anew
     message: str | None = None  # one line for failed/pure/error
 
+    @property
+    def unchanged(self) -> bool:
+        """Repaired, but every member was copied as it was: the input needed nothing (an earlier repair's
+        output gives itself back)."""
+        return self.status == "repaired" and self.written_members == 0
+
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
+        # one vocabulary with the audit report: the tag required (--plat) and the tag deserved
+        out = {("required_tag" if k == "target_tag" else "deserved_tag" if k == "best_tag" else k): v
+               for k, v in out.items()}
+        out["unchanged"] = self.unchanged
         out["findings"] = [f.to_dict() for f in self.findings]
         return out
 
@@ -87,7 +100,7 @@ class RepairReport:
         from wheelcheck._version import __version__
 
         return {
-            "schema_version": SCHEMA_VERSION,
+            "schema_version": REPAIR_SCHEMA_VERSION,
             "tool": {"name": "wheelcheck", "version": __version__},
             "command": "repair",
             "wheels": [w.to_dict() for w in self.wheels],
