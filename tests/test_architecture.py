@@ -22,6 +22,7 @@ LAYERS: list[set[str]] = [
     {"host"},
     {"audit"},
     {"conflicts", "repair"},
+    {"compat"},
     {"report"},
     {"api"},
     {"config"},

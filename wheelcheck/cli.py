@@ -559,6 +559,71 @@ def conflicts_command(
     raise typer.Exit(report.exit_code)
 
 
+class CompatFormat(str, Enum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+
+
+@app.command("compat")
+def compat_command(
+    paths: Annotated[Optional[list[str]], typer.Argument(metavar="WHEEL_OR_DIST", help="Wheels (files, globs, directories) and ABI manifests (*.json from `wheelcheck abi`); with --env also names of installed distributions to judge.")] = None,
+    env: Annotated[Optional[str], typer.Option("--env", metavar="PYTHON", help="Also take the distributions installed for this Python executable (or site-packages directory); a wheel given replaces the installed distribution of its name.")] = None,
+    fmt: Annotated[CompatFormat, typer.Option("--format", help="Output format.")] = CompatFormat.text,
+    output: Annotated[Optional[Path], typer.Option(help="Write the report to this file instead of stdout.")] = None,
+    policy_file: Annotated[Optional[Path], typer.Option(help="Take the libraries every system has (and the libstdc++ of each platform tag) from the policies in this file.")] = None,
+    jobs: Annotated[Optional[int], typer.Option(help="Worker processes for large files (default: CPU count).", min=1)] = None,
+    verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="Also satisfied pins, info findings, and how each library was found.")] = 0,
+) -> None:
+    """Will each extension or plugin load beside the distributions given (its host)? Exit 0 every one loads, 1 one will fail, 2 one cannot be told (or bad input)."""
+    from wheelcheck.api import compat
+    from wheelcheck.report.compat_json import render_compat_json
+    from wheelcheck.report.compat_sarif import render_compat_sarif
+    from wheelcheck.report.compat_text import render_compat_text
+
+    try:
+        report = compat(paths or (), env=env, policy_file=policy_file, jobs=jobs)
+    except WheelcheckError as exc:
+        _fail(str(exc))
+    if fmt is CompatFormat.json:
+        _write_output(render_compat_json(report), output)
+    elif fmt is CompatFormat.sarif:
+        _write_output(render_compat_sarif(report, base=Path.cwd()), output)
+    else:
+        _print_lines(render_compat_text(report, verbosity=verbose), output)
+    raise typer.Exit(report.exit_code)
+
+
+@app.command("abi")
+def abi_command(
+    wheel: Annotated[Path, typer.Argument(help="The host's wheel.")],
+    output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write the manifest here (gzip-compressed when the name ends in .gz) instead of stdout.")] = None,
+    jobs: Annotated[Optional[int], typer.Option(help="Worker processes for large files (default: CPU count).", min=1)] = None,
+) -> None:
+    """Write a host's exported interface as a manifest (symbols with versions and binding, C++ string ABI, libstdc++ floor, compilers) that `wheelcheck compat` takes in place of the wheel."""
+    import gzip
+
+    from wheelcheck.api import abi_manifest
+
+    try:
+        manifest = abi_manifest(wheel, jobs=jobs)
+    except WheelcheckError as exc:
+        _fail(str(exc))
+    text = json.dumps(manifest, separators=(",", ":")) + "\n"
+    if output is not None and output.name.endswith(".gz"):
+        try:
+            output.write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))
+        except OSError as exc:
+            _fail(f"{output}: cannot write the manifest ({exc.strerror or exc})")
+    else:
+        _write_output(text, output)
+    files = manifest["files"]
+    Console(stderr=True, highlight=False, soft_wrap=True).print(
+        f"{manifest['distribution']['name']} {manifest['distribution']['version']}: {len(files)} ELF files, "
+        f"{sum(len(f['exports']) for f in files)} exported symbols" + (f", written to {output}" if output else ""),
+        markup=False)
+
+
 # Where the one line about an internal error sends people (the project's issue tracker)
 ISSUES_URL = "https://github.com/wheelcheck/wheelcheck/issues"
 _MAX_DETAIL = 300  # of the exception's message in that line: it may quote a whole input
