@@ -24,6 +24,7 @@ LAYERS: list[set[str]] = [
     {"conflicts", "repair"},
     {"report"},
     {"api"},
+    {"census"},
     {"config"},
     {"cli"},
     {"__init__", "__main__"},
