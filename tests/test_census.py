@@ -31,6 +31,7 @@ from wheelcheck.census.worker import audit_source  # noqa: E402
 
 TAG = "cp311-cp311-manylinux_2_17_x86_64"
 CLEAN_SRC = "int clean_add(int a, int b) { return a + b; }\n"
+LLVM_SRC = "int LLVMFakeInitialize(void) { return 1; }\nint LLVMFakeShutdown(void) { return 0; }\n"
 NEW_GLIBC_SRC = ("#include <sys/random.h>\n"
                  "int fresh_random(void *b, unsigned long n) { return (int)getrandom(b, n, 0); }\n")
 
@@ -46,6 +47,7 @@ def wheel_dir(tmp_path_factory, build) -> Path:
     for n in range(3):  # a few of them, so two workers have work in flight at once
         build_wheel(out, f"clean{n}", "1.0", TAG, {f"clean{n}/libclean.so": clean})
     build_wheel(out, "fresh", "2.0", TAG, {"fresh/libfresh.so": fresh})
+    build_wheel(out, "leaky", "1.0", TAG, {"leaky/libleaky.so": build.compile_c(LLVM_SRC, "libleaky.so")})
     build_wheel(out, "alpha", "0.3", TAG, {"alpha/libalpha.so.1": alpha})
     build_wheel(out, "puresome", "1.0", "py3-none-any", {"puresome/__init__.py": b""}, root_is_purelib=True)
     not_a_zip(out)
@@ -124,7 +126,7 @@ def index(wheel_dir):
 
 @pytest.fixture(scope="module")
 def cluster():
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                       memory_limit="1GiB") as local, Client(local) as client:
         yield local, client
 
@@ -141,14 +143,21 @@ def cli_audit(paths: list[Path]) -> dict[str, dict]:
     return {w["filename"]: w for w in json.loads(proc.stdout)["wheels"]}
 
 
-def test_census_of_an_index_matches_audit_and_resumes(tmp_path, wheel_dir, index, cluster):
+@pytest.fixture(scope="module")
+def index_census(tmp_path_factory, index, cluster):
+    """One census of the whole index: (output directory, sources, result)."""
     local, _client = cluster
-    out = tmp_path / "results"
+    out = tmp_path_factory.mktemp("census") / "results"
     sources = expand_sources([index.url])
+    result = run_census(sources, CensusOptions(out_dir=out, scheduler=local.scheduler_address, batch_size=3))
+    return out, sources, result
+
+
+def test_census_of_an_index_matches_audit_and_resumes(wheel_dir, index, cluster, index_census):
+    local, _client = cluster
+    out, sources, result = index_census
     assert sorted(s.filename for s in sources) == sorted(p.name for p in wheel_dir.glob("*.whl"))
     assert all(s.sha256 for s in sources) and index.json_requests > 0  # PEP 691 JSON asked for and used
-
-    result = run_census(sources, CensusOptions(out_dir=out, scheduler=local.scheduler_address, batch_size=3))
     assert (result.total, result.skipped, result.audited) == (len(sources), 0, len(sources))
     assert len(list((out / "wheels").glob("*.parquet"))) >= 3  # written in batches as wheels arrived
 
@@ -182,12 +191,10 @@ def test_census_of_an_index_matches_audit_and_resumes(tmp_path, wheel_dir, index
     assert len(read(out, "wheels")) == len(sources)
 
 
-def test_docs_queries_run_on_census_output(tmp_path, wheel_dir, cluster):
-    """The DuckDB queries of docs/census.md, run over a census of the fixture wheels."""
+def test_docs_queries_run_on_census_output(index_census):
+    """The DuckDB queries of docs/census.md, run over the census of the fixture wheels."""
     duckdb = pytest.importorskip("duckdb")
-    local, _client = cluster
-    out = tmp_path / "results"
-    run_census(expand_sources([str(wheel_dir)]), CensusOptions(out_dir=out, scheduler=local.scheduler_address))
+    out = index_census[0]
     docs = (Path(__file__).resolve().parents[1] / "docs" / "census.md").read_text()
     queries = [block.split("```", 1)[0] for block in docs.split("```sql\n")[1:]]
     assert len(queries) >= 4
@@ -198,7 +205,8 @@ def test_docs_queries_run_on_census_output(tmp_path, wheel_dir, cluster):
         return duckdb.sql(query).fetchall()
 
     answers = [run(q) for q in queries]
-    assert all(a or "GLIBC" in q or "llvm" in q for q, a in zip(queries, answers))
+    assert all(a or "GLIBC" in q for q, a in zip(queries, answers))
+    assert next(a for q, a in zip(queries, answers) if "'llvm'" in q) == [("leaky", "1.0", "leaky/libleaky.so", 2)]
     glibc = next(q for q in queries if "'GLIBC_2.34'" in q)
     assert answers[queries.index(glibc)] == []  # nothing here needs 2.34; the same query for 2.25:
     assert run(glibc.replace("'GLIBC_2.34'", "'GLIBC_2.25'")) == [("fresh", "2.0", "fresh/libfresh.so", "getrandom")]
@@ -211,7 +219,7 @@ def test_a_killed_worker_loses_no_wheel(tmp_path, wheel_dir, index, cluster):
     local, client = cluster
     good = ["clean0", "clean1", "clean2", "fresh", "alpha", "puresome"]
     sources = expand_sources([index.url], projects=good)
-    index.delay = 1.0  # every download takes a second: both workers hold a wheel when one is killed
+    index.delay = 0.6  # every download takes a second: both workers hold a wheel when one is killed
     pids_before = client.run(os.getpid)
     killed = []
 

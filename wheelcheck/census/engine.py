@@ -58,7 +58,7 @@ def _client(options: CensusOptions) -> tuple[Client, LocalCluster | None]:
     if options.scheduler:
         return Client(options.scheduler), None
     cluster = LocalCluster(n_workers=options.workers or os.cpu_count() or 1, threads_per_worker=1,
-                           processes=True, memory_limit=options.memory_limit, dashboard_address=None)
+                           processes=True, memory_limit=options.memory_limit, dashboard_address=":0")
     return Client(cluster), cluster
 
 
