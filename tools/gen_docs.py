@@ -33,7 +33,8 @@ def render_cli_reference() -> str:
     commands = list(_commands(app, "wheelcheck"))
     out = ["# Command-line reference", "", GENERATED.format(source="wheelcheck/cli.py"), "",
            "Every command also takes `--help`. Exit status, unless a command says otherwise: `0` success, "
-           "`1` a wheel or policy fails, `2` usage error or bad input (one line on stderr naming the file).", ""]
+           "`1` a wheel or policy fails, `2` usage error or bad input (one line on stderr naming the file), or "
+           "a bug in wheelcheck (one line saying so and where to report it; never a traceback, never exit 1).", ""]
     out += ["| command | what it does |", "|---|---|"]
     out += [f"| [`{path}`](#{_anchor(path)}) | {_cell(_doc(callback).split(chr(10))[0])} |"
             for path, callback in commands]

@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 import tempfile
+import traceback
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
@@ -17,7 +18,7 @@ from rich.console import Console
 from wheelcheck._version import __version__
 from wheelcheck.api import audit, load_policies
 from wheelcheck.config import Settings, find_pyproject, load_settings
-from wheelcheck.errors import WheelcheckError
+from wheelcheck.errors import WheelcheckError, one_line
 from wheelcheck.report.audit_json import render_json
 from wheelcheck.report.progress import terminal_progress
 from wheelcheck.report.audit_text import render_text
@@ -57,8 +58,14 @@ class CxxAbi(str, Enum):
 
 
 def _fail(message: str) -> None:
-    Console(stderr=True, highlight=False, soft_wrap=True, emoji=False).print(f"wheelcheck: error: {message}", style="bold red", markup=False)
+    _error_line(f"wheelcheck: error: {message}")
     raise typer.Exit(2)
+
+
+def _error_line(text: str) -> None:
+    """One line on stderr, whatever the names in it hold (newlines, escape sequences)."""
+    Console(stderr=True, highlight=False, soft_wrap=True, emoji=False).print(one_line(text), style="bold red",
+                                                                              markup=False)
 
 
 def _write_output(text: str, output: Path | None) -> None:
@@ -152,8 +159,7 @@ def audit_command(
         _write_output(_rendered(report, fmt, verbosity=-1 if quiet else verbose), output)
     for wheel in report.wheels:
         if wheel.error is not None:
-            Console(stderr=True, highlight=False, soft_wrap=True).print(f"wheelcheck: error: {wheel.error}", style="bold red",
-                                                       markup=False)
+            _error_line(f"wheelcheck: error: {wheel.error}")
     raise typer.Exit(report.exit_code)
 
 
@@ -229,8 +235,7 @@ def repair_command(
             console.print(text, style=style, markup=False)
     for wheel in report.wheels:
         if wheel.status == "error":
-            Console(stderr=True, highlight=False, soft_wrap=True).print(
-                f"wheelcheck: error: {wheel.message}", style="bold red", markup=False)
+            _error_line(f"wheelcheck: error: {wheel.message}")
     raise typer.Exit(report.exit_code)
 
 
@@ -509,8 +514,32 @@ def census_command(
                f"errors) in {result.seconds:.1f} s, {rate:.2f} wheels/s")
 
 
+# Where the one line about an internal error sends people (the project's issue tracker)
+ISSUES_URL = "https://github.com/wheelcheck/wheelcheck/issues"
+_MAX_DETAIL = 300  # of the exception's message in that line: it may quote a whole input
+
+
 def main() -> None:
-    app()
+    """The console script: every command, with any unexpected exception turned into exit 2 and one line.
+
+    Exit 1 means "a wheel fails its policy"; a crash of the tool must never look like that in CI.
+    """
+    try:
+        app()
+    except Exception as exc:  # a bug: anything the commands did not turn into a WheelcheckError
+        _error_line(internal_error_line(exc))
+        sys.exit(2)
+
+
+def internal_error_line(exc: BaseException) -> str:
+    """'wheelcheck: internal error: <type>: <message> at <file:line> ...': what a bug report needs first."""
+    detail = str(exc)
+    if len(detail) > _MAX_DETAIL:
+        detail = detail[:_MAX_DETAIL] + "..."
+    ours = [f for f in traceback.extract_tb(exc.__traceback__) if f"{os.sep}wheelcheck{os.sep}" in f.filename]
+    where = f" in {Path(ours[-1].filename).name}:{ours[-1].lineno}" if ours else ""
+    return (f"wheelcheck: internal error: {type(exc).__name__}: {detail}{where} (a bug in wheelcheck: please "
+            f"report it at {ISSUES_URL} with the command, and the input if you can share it)")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from wheelcheck.elf.arch import arch_of, x86_isa_level
 from wheelcheck.elf.elf_info import ElfInfo, SymbolTable, VersionNeed
 from wheelcheck.errors import BadElfError
 
-__all__ = ["ELF_MAGIC", "is_elf", "summarize"]
+__all__ = ["ELF_MAGIC", "is_elf", "summarize", "file_ranges"]
 
 ELF_MAGIC = b"\x7fELF"
 
@@ -35,9 +35,15 @@ PT_GNU_STACK = 0x6474E551
 # string, as a dlopen argument is ("libfoo.so.1" or "/opt/x/libfoo.so.1"). Text that merely mentions a
 # library ("ZLIB: /usr/lib/libz.so (ver 1.2.11)" in a build-information string) does not end there, nor
 # do format strings ("libfoo.so.%d"). Not anchored at the start: with tail merging, "libz.so.1" may be
-# stored only as the end of a longer string.
-_SONAME_STRING = re.compile(rb"lib[A-Za-z0-9_+\-][A-Za-z0-9_+.\-]*?\.so(?:\.[0-9]+)*(?=\x00)")
+# stored only as the end of a longer string. In one regex,
+#     lib[A-Za-z0-9_+\-][A-Za-z0-9_+.\-]*?\.so(?:\.[0-9]+)*(?=\x00)
+# backtracks quadratically over a long run of "liblib..."; _soname_matches finds the same strings from
+# the end (".so" before a NUL) back to the first "lib" of the run of name bytes before it.
+_SONAME_END = re.compile(rb"\.so(?:\.[0-9]+)*(?=\x00)")
+_NAME_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+-."
+_NOT_NAME = bytes(0 if i in _NAME_BYTES else 1 for i in range(256))  # translate table: 1 = ends a run
 _MAX_SONAME_STRINGS = 256  # a file naming more is not listing libraries to load
+_MAX_INTERP = 4096  # the kernel refuses a longer PT_INTERP (PATH_MAX)
 
 
 def is_elf(head: bytes) -> bool:
@@ -52,7 +58,7 @@ def summarize(data: bytes, path: str) -> ElfInfo:
         return _summarize(data, path)
     except BadElfError:
         raise
-    except (ELFError, struct.error, ValueError, IndexError, KeyError, AttributeError) as exc:
+    except (ELFError, struct.error, ValueError, OverflowError, IndexError, KeyError, AttributeError) as exc:
         raise BadElfError(path, f"truncated or malformed ELF file ({exc})") from None
 
 
@@ -69,6 +75,7 @@ def _summarize(data: bytes, path: str) -> ElfInfo:
     interpreter = None
     gnu_stack = exec_stack = False
     notes = []
+    note_bytes = 0  # PT_NOTE bytes walked: up to 65,535 program headers may all name the whole file
     for ptype, flags, offset, vaddr, filesz, align in _program_headers(data, header, elf_class, endian):
         if ptype in (PT_LOAD, PT_DYNAMIC, PT_NOTE, PT_INTERP) and offset + filesz > len(data):
             raise BadElfError(path, f"truncated ELF file: a segment ends at byte {offset + filesz}, "
@@ -78,12 +85,15 @@ def _summarize(data: bytes, path: str) -> ElfInfo:
             load_flags.append((flags, offset, filesz))
         elif ptype == PT_DYNAMIC:
             dynamic = (offset, filesz)
-        elif ptype == PT_INTERP:
-            interpreter = data[offset:offset + filesz].split(b"\0", 1)[0].decode("utf-8", "replace")
+        elif ptype == PT_INTERP and interpreter is None:  # the kernel reads the first one only
+            end = data.find(b"\0", offset, offset + min(filesz, _MAX_INTERP))
+            interpreter = bytes(data[offset:end if end >= 0 else offset + min(filesz, _MAX_INTERP)]).decode(
+                "utf-8", "replace")
         elif ptype == PT_GNU_STACK:
             gnu_stack = True
             exec_stack = bool(flags & PF_X)
-        elif ptype == PT_NOTE and arch == "x86_64":
+        elif ptype == PT_NOTE and arch == "x86_64" and note_bytes + filesz <= len(data):
+            note_bytes += filesz
             notes.append((data[offset:offset + filesz], align))
     if not gnu_stack and header["e_type"] in ("ET_DYN", "ET_EXEC"):
         exec_stack = True  # without PT_GNU_STACK the loader assumes an executable stack
@@ -150,12 +160,37 @@ def _soname_strings(data: bytes, load_flags: list[tuple[int, int, int]]) -> tupl
     if not chosen:
         chosen = [(off, size) for flags, off, size in load_flags if not flags & PF_W]
     found: dict[bytes, None] = {}
-    for off, size in chosen:
-        for match in _SONAME_STRING.finditer(data, off, min(off + size, len(data))):
-            found.setdefault(match.group(), None)
+    for start, end in file_ranges(chosen, len(data)):
+        for name in _soname_matches(data, start, end):
+            found.setdefault(name, None)
             if len(found) >= _MAX_SONAME_STRINGS:
                 return tuple(sorted(name.decode("ascii") for name in found))
     return tuple(sorted(name.decode("ascii") for name in found))
+
+
+def _soname_matches(data: bytes, start: int, end: int):
+    """The soname strings of data[start:end], in order, each found in time linear in the bytes."""
+    runs = data[start:end].translate(_NOT_NAME)  # 1 where a run of name bytes ends
+    for tail in _SONAME_END.finditer(data, start, end):
+        stop = tail.start()
+        run = runs.rfind(1, 0, stop - start) + 1 + start  # where the name bytes before ".so" begin
+        at = data.find(b"lib", run, stop - 3)
+        while at >= 0 and data[at + 3] == 0x2E:  # "lib." is no library name: try the next "lib"
+            at = data.find(b"lib", at + 1, stop - 3)
+        if at >= 0:
+            yield bytes(data[at:tail.end()])
+
+
+def file_ranges(spans, size: int) -> list[tuple[int, int]]:
+    """(start, end) file ranges covering the (offset, size) ``spans`` once each: overlapping segments
+    merged, so no byte is scanned twice however many program headers name it."""
+    merged: list[list[int]] = []
+    for start, end in sorted((off, min(off + length, size)) for off, length in spans if off < size):
+        if merged and start < merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        elif end > start:
+            merged.append([start, end])
+    return [(start, end) for start, end in merged]
 
 
 def _program_headers(data: bytes, header, elf_class: int, endian: str):

@@ -18,7 +18,7 @@ from wheelcheck.wheel.library_resolution import resolve
 from wheelcheck.audit.verdict import AuditOptions, judge, libc_of_elf
 from wheelcheck.data import system_drivers
 from wheelcheck.elf.elf_info import ElfInfo
-from wheelcheck.errors import OutputError, RepairError
+from wheelcheck.errors import BadElfError, OutputError, RepairError
 from wheelcheck.host.search_paths import host_search_path
 from wheelcheck.host.host_library_search import locate_libraries, typical_elf
 from wheelcheck.policy.policy_model import LINUX, Policy, PolicySet
@@ -78,25 +78,28 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
     if choice is None or choice.verdict.is_linux or (requested is not None and not meets(choice.verdict, requested)):
         return _unreachable(outcome, choice, requested, arch, candidates, options)
     with WheelReader(path) as reader:
-        strip = tuple(e.path for e in model.elves if e.is_extension) if options.strip else None
-        applied = apply_plan(choice.plan, reader, located, strip=strip)
-        if options.only_plat and requested is not None:
-            add = requested.tags(arch)  # auditwheel --only-plat: the asked tag, not a better one
-        else:
-            add = added_platforms(choice.verdict, requested, arch)
-        remove = removed_platforms(sorted({t.platform for t in model.tags}), arch, choice.verdict,
-                                   lambda name: policy_of_tag(name, candidates))
-        filename = retag_filename(model.filename, add, remove)
-        wheel_name = f"{reader.dist_info}/WHEEL"
-        wheel_text = reader.read_text(wheel_name)
-        new_wheel_text = retag_wheel_text(wheel_text, add, remove)
-        if new_wheel_text != wheel_text:
-            applied.replace[wheel_name] = new_wheel_text.encode("utf-8")
-        final = repaired_model(model, choice.plan, applied, filename, parse_wheel_filename(filename)[3])
-        hiding = None
-        if options.hide_symbols or options.hide_extension_symbols:
-            final, hiding = hide_symbols(final, applied, reader, keep_patterns=options.keep_symbols,
-                                         extensions=options.hide_extension_symbols, lib_sdir=options.lib_sdir)
+        try:  # an edit that fails (patchelf refusing a malformed member) names the wheel, then the member
+            strip = tuple(e.path for e in model.elves if e.is_extension) if options.strip else None
+            applied = apply_plan(choice.plan, reader, located, strip=strip)
+            if options.only_plat and requested is not None:
+                add = requested.tags(arch)  # auditwheel --only-plat: the asked tag, not a better one
+            else:
+                add = added_platforms(choice.verdict, requested, arch)
+            remove = removed_platforms(sorted({t.platform for t in model.tags}), arch, choice.verdict,
+                                       lambda name: policy_of_tag(name, candidates))
+            filename = retag_filename(model.filename, add, remove)
+            wheel_name = f"{reader.dist_info}/WHEEL"
+            wheel_text = reader.read_text(wheel_name)
+            new_wheel_text = retag_wheel_text(wheel_text, add, remove)
+            if new_wheel_text != wheel_text:
+                applied.replace[wheel_name] = new_wheel_text.encode("utf-8")
+            final = repaired_model(model, choice.plan, applied, filename, parse_wheel_filename(filename)[3])
+            hiding = None
+            if options.hide_symbols or options.hide_extension_symbols:
+                final, hiding = hide_symbols(final, applied, reader, keep_patterns=options.keep_symbols,
+                                             extensions=options.hide_extension_symbols, lib_sdir=options.lib_sdir)
+        except (RepairError, BadElfError) as exc:
+            raise type(exc)(f"{model.filename}:{exc.path}", exc.problem) from None
         after = judge(final, audit_options)
         reached = policy_of_tag(after.best_tag or "linux", candidates)
         if reached is None or not meets(reached, choice.verdict):

@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from email.parser import HeaderParser
 from pathlib import Path
 
 from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.elf.elf_summary import is_elf, summarize
-from wheelcheck.errors import BadElfError
+from wheelcheck.errors import BadElfError, BadWheelError
 from wheelcheck.wheel.wheel_reader import WheelReader, looks_like_shared_object
 from wheelcheck.wheel.record import record_digest
 
@@ -104,7 +105,12 @@ def _summarize_all(wheel: str, wanted, reader: WheelReader, total: int, jobs: in
                    for batch, load in zip(batches, loads)}
         for future in as_completed(futures):
             batch, load = futures[future]
-            for i, result in zip(batch, future.result()):
+            try:
+                batch_results = future.result()
+            except BrokenProcessPool:  # killed (out of memory, a signal): no error came back to raise
+                raise BadWheelError(wheel, "a worker process died while reading the ELF members "
+                                           "(killed, or out of memory); --jobs 1 reads them in this process") from None
+            for i, result in zip(batch, batch_results):
                 results[i] = result
             done += load
             report(done, total)
