@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """wheelcheck census throughput with 1 and 2 local Dask workers over the same wheels, in one run.
 
-Prints, per worker count: wheels, MB, wall seconds, wheels/s, MB/s, and the audit's own cost (sum of the
-per-wheel audit seconds, i.e. worker core-seconds) per GB; then the scaling ratio (rate with 2 workers /
+Prints, per worker count: wheels, MB, wall seconds, wheels/s, MB/s, and the per-GB cost of the audits
+themselves: the sum of per-wheel wall seconds (download, child start and audit: worker-seconds) and of the
+auditing children's CPU seconds (independent of how loaded the machine is); then the scaling ratio (rate with 2 workers /
 rate with 1). With --http the wheels are served from 127.0.0.1 as a simple index, so each is streamed to
 its worker as in a census of a real index.
 
@@ -70,11 +71,13 @@ def one_run(source: str, workers: int) -> dict:
         started = time.perf_counter()
         result = run_census(wheels, CensusOptions(out_dir=Path(out), scheduler=cluster.scheduler_address))
         wall = time.perf_counter() - started
-        rows = pq.read_table(Path(out) / "wheels", columns=["size", "audit_seconds", "error"]).to_pylist()
+        rows = pq.read_table(Path(out) / "wheels", columns=["size", "audit_seconds", "audit_cpu_seconds", "error"]).to_pylist()
     size = sum(r["size"] or 0 for r in rows)
     core = sum(r["audit_seconds"] or 0 for r in rows)
+    cpu = sum(r["audit_cpu_seconds"] or 0 for r in rows)
     return {"workers": workers, "wheels": result.audited, "errors": result.errors, "mb": size / 1e6, "wall": wall,
-            "rate": result.audited / wall, "mbs": size / 1e6 / wall, "core_per_gb": core / (size / 1e9)}
+            "rate": result.audited / wall, "mbs": size / 1e6 / wall, "core_per_gb": core / (size / 1e9),
+            "cpu_per_gb": cpu / (size / 1e9)}
 
 
 def main() -> None:
@@ -94,10 +97,10 @@ def main() -> None:
             server.shutdown()
     print(f"census over {source} ({'streamed over HTTP' if args.http else 'local files'})")
     print(f"{'workers':>7} {'wheels':>6} {'errors':>6} {'MB':>8} {'wall s':>8} {'wheels/s':>9} {'MB/s':>7} "
-          f"{'core-s/GB':>10}")
+          f"{'wall-s/GB':>10} {'cpu-s/GB':>9}")
     for r in runs:
         print(f"{r['workers']:>7} {r['wheels']:>6} {r['errors']:>6} {r['mb']:>8.1f} {r['wall']:>8.1f} "
-              f"{r['rate']:>9.3f} {r['mbs']:>7.2f} {r['core_per_gb']:>10.1f}")
+              f"{r['rate']:>9.3f} {r['mbs']:>7.2f} {r['core_per_gb']:>10.1f} {r['cpu_per_gb']:>9.1f}")
     if len(runs) >= 2:
         print(f"scaling ratio (wheels/s with {runs[-1]['workers']} workers / with {runs[0]['workers']}): "
               f"{runs[-1]['rate'] / runs[0]['rate']:.2f}")

@@ -173,6 +173,7 @@ def test_census_of_an_index_matches_audit_and_resumes(wheel_dir, index, cluster,
             assert expected["error"].split(": ", 1)[1] in row["error"]  # the same problem, another path
             continue
         assert row["error"] is None, row["error"]
+        assert row["audit_cpu_seconds"] > 0 and row["audit_seconds"] >= row["audit_cpu_seconds"] / 4
         assert (row["passed"], row["best_tag"], row["cxx_abi"]) == \
                (expected["passed"], expected["best_tag"], expected["cxx_abi"]), name
         assert sorted(row["claimed_tags"]) == sorted(expected["claimed_tags"])
@@ -248,6 +249,16 @@ def test_a_wheel_that_times_out_is_a_row_with_its_error(wheel_dir):
     (row,) = rows["wheels"]
     assert "timed out after 0.01 s" in row["error"] and row["sha256"] == source.sha256
     assert rows["findings"] == rows["elf_files"] == []
+
+
+def test_a_wheel_that_crashes_the_auditor_is_a_row_with_its_error(wheel_dir):
+    """An auditing child that dies (here: out of address space) costs that wheel's row, not the worker."""
+    source = expand_sources([str(wheel_dir / f"clean0-1.0-{TAG}.whl")])[0]
+    rows = audit_source(source, {}, timeout=120, memory=16 << 20)
+    (row,) = rows["wheels"]
+    assert row["error"].startswith(f"{source.filename}: auditor crashed (exit status 1)") and "MemoryError" in row["error"], row
+    assert row["passed"] is None and row["sha256"] == source.sha256
+    assert audit_source(source, {}, timeout=120, memory=2 << 30)["wheels"][0]["passed"] is True
 
 
 def test_sources_listing_directory_and_urls(tmp_path, wheel_dir, index):

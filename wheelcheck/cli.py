@@ -482,6 +482,7 @@ def census_command(
     workers: Annotated[Optional[int], typer.Option(help="Workers of the local cluster (default: CPU count).", min=1)] = None,
     memory_limit: Annotated[str, typer.Option(help="Memory limit per local worker.")] = "2GiB",
     timeout: Annotated[float, typer.Option(help="Seconds one wheel's audit may take before it is a row with a time-out error.", min=1)] = 600.0,
+    audit_memory: Annotated[Optional[int], typer.Option(help="MiB of address space one wheel's audit may use; beyond it the wheel is a row with the error (default: no cap).", min=64)] = None,
     all_platforms: Annotated[bool, typer.Option("--all-platforms", help="From an index, also audit wheels tagged for other systems than Linux.")] = False,
     plat: Annotated[Optional[str], typer.Option(help="Fail unless the wheel meets this tag (e.g. manylinux_2_17_x86_64).")] = None,
     policy_file: Annotated[Optional[Path], typer.Option(help="Judge against the policies in this JSON file.")] = None,
@@ -505,6 +506,7 @@ def census_command(
         with census_progress(not quiet) as progress:
             result = run_census(wheels, CensusOptions(out_dir=out_dir, scheduler=scheduler, workers=workers,
                                                       memory_limit=memory_limit, timeout=timeout,
+                                                      audit_memory=audit_memory << 20 if audit_memory else None,
                                                       audit=audit_options), progress=progress)
     except WheelcheckError as exc:
         _fail(str(exc))

@@ -34,6 +34,7 @@ class CensusOptions:
     workers: int | None = None  # local cluster size (default: the CPU count)
     memory_limit: str = "2GiB"  # per local worker: Dask pauses, then restarts, a worker above it
     timeout: float = 600.0  # seconds for one wheel's audit
+    audit_memory: int | None = None  # bytes of address space for one wheel's auditing child (None: no cap)
     batch_size: int = 200
     window: int | None = None  # tasks in flight (default: 4 per worker thread)
     audit: dict[str, Any] = field(default_factory=dict)  # plat, policy_file, exclude, cxx_abi, fail_on, isa_check
@@ -84,7 +85,7 @@ def run_census(sources: Iterable[WheelSource], options: CensusOptions,
         def submit_next() -> None:
             source = next(pending, None)
             if source is not None:
-                future = client.submit(audit_source, source, options.audit, options.timeout,
+                future = client.submit(audit_source, source, options.audit, options.timeout, options.audit_memory,
                                        key=f"census-{source.key}-{time.monotonic_ns()}", pure=False)
                 by_key[future.key] = source
                 running.add(future)

@@ -30,7 +30,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("target_tag", pa.string()), ("passed", pa.bool_()), ("pure", pa.bool_()), ("arch", pa.string()),
         ("libc", pa.string()), ("cxx_abi", pa.string()), ("elf_files", pa.int64()),
         ("exported_symbols", pa.int64()), ("family_exports", _families), ("sbom_components", _strings),
-        ("findings", pa.int64()), ("errors", pa.int64()), ("audit_seconds", pa.float64()),
+        ("findings", pa.int64()), ("errors", pa.int64()), ("audit_seconds", pa.float64()), ("audit_cpu_seconds", pa.float64()),
         ("audited_at", pa.string()), ("wheelcheck_version", pa.string()), ("error", pa.string()),
     ]),
     "findings": pa.schema([

@@ -10,12 +10,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -43,11 +45,22 @@ def _download(url: str, directory: str, filename: str) -> tuple[str, str, int]:
     return path, digest.hexdigest(), size
 
 
-def _run_child(path: str, identity: dict[str, Any], options: dict[str, Any], timeout: float) -> AuditRows:
+def _limit_memory(limit: int | None) -> Callable[[], None] | None:
+    """A pre-exec hook capping the child's address space at ``limit`` bytes (RLIMIT_AS), or None."""
+    if not limit:
+        return None
+
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    return apply
+
+
+def _run_child(path: str, identity: dict[str, Any], options: dict[str, Any], timeout: float,
+               memory: int | None) -> AuditRows:
     request = json.dumps({"path": path, "identity": identity, "options": options})
     try:
         done = subprocess.run([sys.executable, "-m", "wheelcheck.census.audit_child"], input=request,
-                              capture_output=True, text=True, timeout=timeout)
+                              capture_output=True, text=True, timeout=timeout, preexec_fn=_limit_memory(memory))
     except subprocess.TimeoutExpired:
         return error_rows(identity, f"{identity['filename']}: audit timed out after {timeout:g} s")
     if done.returncode != 0:
@@ -57,8 +70,12 @@ def _run_child(path: str, identity: dict[str, Any], options: dict[str, Any], tim
     return json.loads(done.stdout)
 
 
-def audit_source(source: WheelSource, options: dict[str, Any], timeout: float = 600.0) -> AuditRows:
-    """Audit one wheel and return its rows; every failure (download, bad wheel, crash, time-out) is a row."""
+def audit_source(source: WheelSource, options: dict[str, Any], timeout: float = 600.0,
+                 memory: int | None = None) -> AuditRows:
+    """Audit one wheel and return its rows; every failure (download, bad wheel, crash, time-out) is a row.
+
+    ``memory`` caps the auditing child's address space in bytes: a wheel that needs more is a row whose
+    error says the auditor crashed (MemoryError), and the worker goes on."""
     started = time.perf_counter()
     identity: dict[str, Any] = {"sha256": source.sha256, "source": source.location, "filename": source.filename,
                                 "size": source.size, "audit_seconds": None, "audited_at": None,
@@ -82,7 +99,13 @@ def audit_source(source: WheelSource, options: dict[str, Any], timeout: float = 
                 identity["sha256"] = file_sha256(path)
             if identity["size"] is None:
                 identity["size"] = os.path.getsize(path)
-        rows = _run_child(path, identity, options, timeout)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        rows = _run_child(path, identity, options, timeout, memory)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        # the child's CPU time: exact with one thread per worker (the census's default), a mix otherwise
+        cpu = round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 4)
+        for row in rows["wheels"]:
+            row["audit_cpu_seconds"] = cpu
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     seconds = round(time.perf_counter() - started, 4)
