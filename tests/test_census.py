@@ -28,6 +28,7 @@ from tests.fixtures.wheels import build_wheel, not_a_zip, truncated_elf  # noqa:
 from wheelcheck.census.engine import CensusOptions, run_census  # noqa: E402
 from wheelcheck.census.sources import expand_sources  # noqa: E402
 from wheelcheck.census.worker import audit_source  # noqa: E402
+from wheelcheck.errors import UsageError  # noqa: E402
 
 TAG = "cp311-cp311-manylinux_2_17_x86_64"
 CLEAN_SRC = "int clean_add(int a, int b) { return a + b; }\n"
@@ -81,7 +82,7 @@ class Index:
                         index.json_requests += 1
                         return self._json({"meta": {"api-version": "1.0"}, "projects": [{"name": n} for n in names]})
                     return self._html("".join(f'<a href="{n}/">{n}</a>\n' for n in names))
-                if parts[:1] == ["simple"] and len(parts) == 2 and parts[1] in index.projects():
+                if parts[:1] == ["simple"] and len(parts) == 2 and index.projects().get(parts[1]):
                     files = index.projects()[parts[1]]
                     if wants_json:
                         index.json_requests += 1
@@ -269,6 +270,17 @@ def test_sources_listing_directory_and_urls(tmp_path, wheel_dir, index):
     found = expand_sources([str(listing), str(clean), index.url], projects=["CLEAN2"])
     assert [s.filename for s in found] == [clean.name, f"clean1-1.0-{TAG}.whl", f"clean2-1.0-{TAG}.whl"]
     assert found[1].sha256 is None  # learnt by the worker while it downloads
+    problems: list[str] = []
+    listed = index.projects
+    index.projects = lambda: {**listed(), "gone": []}  # listed, but its page is 404 now: skipped, reported
+    try:
+        whole = expand_sources([index.url], problems=problems)
+        with pytest.raises(UsageError, match="gone/: cannot read the index page"):
+            expand_sources([index.url], projects=["gone"])
+    finally:
+        index.projects = listed
+    assert len(whole) == len(list(wheel_dir.glob("*.whl")))
+    assert len(problems) == 1 and "/simple/gone/: cannot read the index page (HTTP Error 404" in problems[0]
     rows = audit_source(found[1], {})
     assert rows["wheels"][0]["sha256"] == hashlib.sha256((wheel_dir / found[1].filename).read_bytes()).hexdigest()
     assert rows["wheels"][0]["passed"] is True

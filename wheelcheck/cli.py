@@ -502,7 +502,10 @@ def census_command(
                      "isa_check": not disable_isa_ext_check}
     try:
         load_policies(policy_file)  # a bad policy file is one error here, not one per wheel
-        wheels = expand_sources(sources, project or (), linux_only=not all_platforms)
+        unreadable: list[str] = []
+        wheels = expand_sources(sources, project or (), linux_only=not all_platforms, problems=unreadable)
+        if unreadable:
+            typer.echo(f"wheelcheck: warning: {len(unreadable)} index pages skipped, e.g. {unreadable[0]}", err=True)
         with census_progress(not quiet) as progress:
             result = run_census(wheels, CensusOptions(out_dir=out_dir, scheduler=scheduler, workers=workers,
                                                       memory_limit=memory_limit, timeout=timeout,

@@ -11,6 +11,7 @@ import re
 import urllib.parse
 import urllib.request
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -21,6 +22,7 @@ __all__ = ["WheelSource", "expand_sources", "file_sha256", "is_url", "linux_or_p
 
 JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.1"
 INDEX_TIMEOUT = 60  # seconds for one index page
+PAGE_READERS = 16  # project pages read at once: a whole index has hundreds of thousands
 
 
 @dataclass(frozen=True)
@@ -161,12 +163,34 @@ def _index_projects(index: str) -> list[str]:
     return [text for _href, text in parser.links if text]
 
 
-def expand_sources(sources: Iterable[str], projects: Iterable[str] = (), linux_only: bool = True) -> list[WheelSource]:
+def _read_projects(index: str, projects: list[str], problems: list[str] | None) -> Iterator[list[WheelSource]]:
+    """The files of each project page, read ``PAGE_READERS`` at a time. A page named by ``projects`` must be
+    readable; of a whole index, an unreadable page (a project removed since the listing) is put in
+    ``problems`` and skipped, when the caller gives that list."""
+    def read(project: str) -> list[WheelSource] | str:
+        try:
+            return list(_project_files(index, project))
+        except UsageError as exc:
+            if projects or problems is None:
+                raise
+            return str(exc)
+
+    with ThreadPoolExecutor(PAGE_READERS) as pool:
+        for files in pool.map(read, projects or _index_projects(index)):
+            if isinstance(files, str):
+                problems.append(files)  # type: ignore[union-attr]  # read() returns str only with a list
+            else:
+                yield files
+
+
+def expand_sources(sources: Iterable[str], projects: Iterable[str] = (), linux_only: bool = True,
+                   problems: list[str] | None = None) -> list[WheelSource]:
     """Every wheel the sources name, once each (first mention wins).
 
     A source is a .whl file, a directory (its *.whl), a listing file (wheel paths or URLs, one a line), a
     wheel URL, or a simple-index URL: with ``projects`` only their pages are read, otherwise every project
-    the index lists. Wheels found through an index are kept only when ``linux_only`` admits their tag.
+    the index lists (unreadable project pages then go to ``problems`` when it is given). Wheels found
+    through an index are kept only when ``linux_only`` admits their tag.
     """
     projects = list(projects)
     found: list[WheelSource] = []
@@ -175,9 +199,8 @@ def expand_sources(sources: Iterable[str], projects: Iterable[str] = (), linux_o
             if urllib.parse.urlsplit(source).path.endswith(".whl"):
                 found.append(_url_source(source))
                 continue
-            for project in projects or _index_projects(source):
-                found.extend(s for s in _project_files(source, project)
-                             if not linux_only or linux_or_pure(s.filename))
+            for files in _read_projects(source, projects, problems):
+                found.extend(s for s in files if not linux_only or linux_or_pure(s.filename))
             continue
         path = Path(source)
         if path.is_dir():
