@@ -64,6 +64,8 @@ class Index:
         self.wheel_dir = wheel_dir
         self.delay = 0.0
         self.json_requests = 0
+        self.yanked: set[str] = set()  # file names marked yanked (data-yanked / "yanked": true)
+        self.html_only = False  # answer PEP 503 HTML whatever the Accept header asks for
         index = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -72,7 +74,8 @@ class Index:
 
             def do_GET(self) -> None:
                 parts = [p for p in self.path.split("?")[0].split("/") if p]
-                wants_json = "application/vnd.pypi.simple.v1+json" in self.headers.get("Accept", "")
+                wants_json = ("application/vnd.pypi.simple.v1+json" in self.headers.get("Accept", "")
+                              and not index.html_only)
                 if parts[:1] == ["files"] and len(parts) == 2 and (wheel_dir / parts[1]).is_file():
                     time.sleep(index.delay)
                     return self._send((wheel_dir / parts[1]).read_bytes(), "application/octet-stream")
@@ -87,10 +90,11 @@ class Index:
                     if wants_json:
                         index.json_requests += 1
                         return self._json({"meta": {"api-version": "1.0"}, "name": parts[1], "files": [
-                            {"filename": f.name, "url": f"../../files/{f.name}",
+                            {"filename": f.name, "url": f"../../files/{f.name}", "yanked": f.name in index.yanked,
                              "hashes": {"sha256": hashlib.sha256(f.read_bytes()).hexdigest()}} for f in files]})
                     return self._html("".join(
-                        f'<a href="../../files/{f.name}#sha256={hashlib.sha256(f.read_bytes()).hexdigest()}">'
+                        f'<a href="../../files/{f.name}#sha256={hashlib.sha256(f.read_bytes()).hexdigest()}"'
+                        f'{" data-yanked" if f.name in index.yanked else ""}>'
                         f'{f.name}</a>\n' for f in files))
                 self.send_error(404)
 
@@ -280,6 +284,16 @@ def test_sources_listing_directory_and_urls(tmp_path, wheel_dir, index):
     finally:
         index.projects = listed
     assert len(whole) == len(list(wheel_dir.glob("*.whl")))
+    index.yanked = {f"clean2-1.0-{TAG}.whl"}
+    try:
+        assert expand_sources([index.url], projects=["clean2"]) == []
+        index.html_only = True
+        assert expand_sources([index.url], projects=["clean2"]) == []
+        index.yanked = set()
+        (html,) = expand_sources([index.url], projects=["clean2"])
+        assert html == found[2]  # same URL and sha256 from the PEP 503 page as from the PEP 691 one
+    finally:
+        index.yanked, index.html_only = set(), False
     assert len(problems) == 1 and "/simple/gone/: cannot read the index page (HTTP Error 404" in problems[0]
     rows = audit_source(found[1], {})
     assert rows["wheels"][0]["sha256"] == hashlib.sha256((wheel_dir / found[1].filename).read_bytes()).hexdigest()

@@ -90,17 +90,19 @@ def _url_source(url: str, sha256: str | None = None, size: int | None = None) ->
 
 
 class _Links(HTMLParser):
-    """The anchors of a PEP 503 page: (href, text)."""
+    """The anchors of a PEP 503 page: (href, text, yanked)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.links: list[tuple[str, str]] = []
+        self.links: list[tuple[str, str, bool]] = []
         self._href: str | None = None
+        self._yanked = False
         self._text: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "a":
             self._href = dict(attrs).get("href") or ""
+            self._yanked = "data-yanked" in dict(attrs)
             self._text = []
 
     def handle_data(self, data: str) -> None:
@@ -109,7 +111,7 @@ class _Links(HTMLParser):
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "a" and self._href is not None:
-            self.links.append((self._href, "".join(self._text).strip()))
+            self.links.append((self._href, "".join(self._text).strip(), self._yanked))
             self._href = None
 
 
@@ -148,9 +150,9 @@ def _project_files(index: str, project: str) -> Iterator[WheelSource]:
         return
     parser = _Links()
     parser.feed(html)
-    for href, _text in parser.links:
+    for href, _text, yanked in parser.links:
         source = _url_source(urllib.parse.urljoin(final, href))
-        if source.filename.endswith(".whl"):
+        if source.filename.endswith(".whl") and not yanked:
             yield source
 
 
@@ -160,7 +162,7 @@ def _index_projects(index: str) -> list[str]:
         return [p["name"] for p in data.get("projects", [])]
     parser = _Links()
     parser.feed(html)
-    return [text for _href, text in parser.links if text]
+    return [text for _href, text, _yanked in parser.links if text]
 
 
 def _read_projects(index: str, projects: list[str], problems: list[str] | None) -> Iterator[list[WheelSource]]:
