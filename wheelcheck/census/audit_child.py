@@ -9,6 +9,7 @@ options as ``wheelcheck.api.audit``, ``scan_wheel`` then ``judge`` as ``wheelche
 from __future__ import annotations
 
 import json
+import resource
 import sys
 from typing import Any
 
@@ -41,6 +42,8 @@ def audit_rows(path: str, identity: dict[str, Any], options: dict[str, Any]) -> 
 
 def main() -> None:
     request = json.load(sys.stdin)
+    if request.get("memory"):  # the cap is set here, not by a pre-exec hook: the Dask worker has threads
+        resource.setrlimit(resource.RLIMIT_AS, (request["memory"], request["memory"]))
     rows = audit_rows(request["path"], request["identity"], request["options"])
     sys.stdout.write(json.dumps(rows))
 

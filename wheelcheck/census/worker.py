@@ -17,7 +17,6 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -45,22 +44,12 @@ def _download(url: str, directory: str, filename: str) -> tuple[str, str, int]:
     return path, digest.hexdigest(), size
 
 
-def _limit_memory(limit: int | None) -> Callable[[], None] | None:
-    """A pre-exec hook capping the child's address space at ``limit`` bytes (RLIMIT_AS), or None."""
-    if not limit:
-        return None
-
-    def apply() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    return apply
-
-
 def _run_child(path: str, identity: dict[str, Any], options: dict[str, Any], timeout: float,
                memory: int | None) -> AuditRows:
-    request = json.dumps({"path": path, "identity": identity, "options": options})
+    request = json.dumps({"path": path, "identity": identity, "options": options, "memory": memory})
     try:
         done = subprocess.run([sys.executable, "-m", "wheelcheck.census.audit_child"], input=request,
-                              capture_output=True, text=True, timeout=timeout, preexec_fn=_limit_memory(memory))
+                              capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return error_rows(identity, f"{identity['filename']}: audit timed out after {timeout:g} s")
     if done.returncode != 0:
