@@ -300,13 +300,15 @@ def test_sources_listing_directory_and_urls(tmp_path, wheel_dir, index):
     assert rows["wheels"][0]["passed"] is True
 
 
-def test_cli_census_on_a_scheduler(tmp_path, wheel_dir, cluster):
-    local, _client = cluster
-    proc = subprocess.run([sys.executable, "-m", "wheelcheck", "census", str(wheel_dir / f"clean0-1.0-{TAG}.whl"),
-                           str(wheel_dir / "notazip-0.1-cp311-cp311-linux_x86_64.whl"), "-o", str(tmp_path / "o"),
-                           "--scheduler", local.scheduler_address], capture_output=True, text=True, timeout=600)
+def test_cli_census_on_its_own_local_cluster(tmp_path, wheel_dir):
+    """No --scheduler: the command starts (and stops) a local cluster itself."""
+    args = [sys.executable, "-m", "wheelcheck", "census", str(wheel_dir / f"clean0-1.0-{TAG}.whl"),
+            str(wheel_dir / "notazip-0.1-cp311-cp311-linux_x86_64.whl"), "-o", str(tmp_path / "o"), "--workers", "2"]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert "2 wheels, 0 already in" in proc.stdout and "(1 pass, 0 fail, 1 errors)" in proc.stdout
+    again = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0 and "2 wheels, 2 already in" in again.stdout and "0 audited" in again.stdout
 
 
 def test_cli_names_the_extra_when_it_is_missing(tmp_path):

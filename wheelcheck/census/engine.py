@@ -51,7 +51,7 @@ class CensusResult:
     bytes: int = 0
 
 
-# progress(result so far): called after every finished wheel
+# progress(result so far): called when the work starts and after every finished wheel
 CensusProgress = Callable[[CensusResult], None]
 
 
@@ -92,6 +92,8 @@ def run_census(sources: Iterable[WheelSource], options: CensusOptions,
 
         for _ in range(window):
             submit_next()
+        if progress:
+            progress(result)  # the bar appears when the work starts, not at the first finished wheel
         for future in running:
             source = by_key.pop(future.key)
             try:
