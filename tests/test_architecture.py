@@ -25,6 +25,7 @@ LAYERS: list[set[str]] = [
     {"compat"},
     {"report"},
     {"api"},
+    {"census"},
     {"config"},
     {"cli"},
     {"__init__", "__main__"},
