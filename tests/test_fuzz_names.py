@@ -18,6 +18,7 @@ from wheelcheck.elf.elf_summary import _soname_matches
 from wheelcheck.errors import BadWheelError, one_line
 from wheelcheck.symbols.families import _group_key, count_family, families, group_counts
 from wheelcheck.symbols.mangling import abi_neutral, has_new_abi, has_old_abi, lead, short_name
+from wheelcheck.wheel.record import record_rows, render_record
 from wheelcheck.wheel.requires_dist import required_name
 
 
@@ -92,3 +93,12 @@ def test_requires_dist_lines_never_raise(line):
     """A Requires-Dist line is input: 3,000 nested parentheses once raised RecursionError in packaging."""
     name = required_name(line)
     assert name is None or name == name.lower()
+
+
+_ROW_TEXT = st.text(alphabet=st.sampled_from(["a", ",", '"', "\r", "\n", " ", "=", "\u2028", "\u00e9"]), max_size=8)
+
+
+@given(st.lists(st.tuples(_ROW_TEXT.filter(bool), _ROW_TEXT, _ROW_TEXT), max_size=6))
+def test_record_reads_back_what_it_writes(rows):
+    """Any member name (a carriage return in one was left unquoted once) survives RECORD both ways."""
+    assert record_rows(render_record(rows).decode("utf-8")) == rows
