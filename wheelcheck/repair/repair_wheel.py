@@ -52,7 +52,7 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
     path = Path(path)
     with WheelReader(path) as source:
         model = scan_reader(source, jobs=options.jobs, progress=progress)
-        outcome = RepairOutcome(filename=model.filename, target_tag=None)
+        outcome = RepairOutcome(filename=model.filename, required_tag=None)
         if not model.elves:
             outcome.status, outcome.message = "pure", "no ELF file: nothing to repair, nothing written"
             return outcome
@@ -62,7 +62,7 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
         candidates = [p for p in options.policies.for_platform(libc, arch) if not p.is_linux]
         named = [p for p in options.policies if p.libc == libc and p.supports(arch) and not p.is_linux]
         requested = requested_policy(options.plat, named, arch, libc)  # musllinux_1_1 too, though only 1_2 is judged
-        outcome.target_tag = requested.tag(arch) if requested else None
+        outcome.required_tag = requested.tag(arch) if requested else None
         choice, located = _choose(model, options, audit_options, arch, libc, candidates, requested)
         if choice is None or choice.verdict.is_linux or (requested is not None and not meets(choice.verdict, requested)):
             return _unreachable(outcome, choice, requested, arch, candidates, audit_options)
@@ -78,9 +78,9 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
         except (RepairError, BadElfError) as exc:
             raise type(exc)(f"{model.filename}:{exc.path}", exc.problem) from None
         after = judge(final, audit_options)
-        reached = policy_of_tag(after.best_tag or "linux", candidates)
+        reached = policy_of_tag(after.deserved_tag or "linux", candidates)
         if reached is None or not meets(reached, choice.verdict):
-            raise RepairError(str(path), f"the patched files reach {after.best_tag}, not the planned "
+            raise RepairError(str(path), f"the patched files reach {after.deserved_tag}, not the planned "
                                          f"{choice.verdict.tag(arch)} (an ELF edit did not do what it should)")
         out_path = _output_dir(options.out_dir) / filename
         stats = _write(source, out_path, changes, model, options)
@@ -113,7 +113,7 @@ def _choose(model: WheelModel, options: RepairOptions, audit_options: AuditOptio
     def verdict_of(plan: RepairPlan) -> tuple[Policy, WheelReport, WheelModel]:
         planned = predict(model, plan, located)
         report = judge(planned, audit_options)
-        return policy_of_tag(report.best_tag or "linux", candidates) or LINUX, report, planned
+        return policy_of_tag(report.deserved_tag or "linux", candidates) or LINUX, report, planned
 
     try:
         return choose_plan(candidates, requested, plan_for, verdict_of, located), located
@@ -154,10 +154,10 @@ def _unreachable(outcome: RepairOutcome, choice: Choice | None, requested: Polic
     if choice is None:
         outcome.message = f"no policy covers {arch}: nothing written"
         return outcome
-    outcome.best_tag = choice.report.best_tag
+    outcome.deserved_tag = choice.report.deserved_tag
     target = requested or candidates[-1]  # auto: not even the least compatible policy is reached
     wanted = requested.tag(arch) if requested else "any manylinux or musllinux tag"
-    outcome.message = f"cannot reach {wanted}: the repaired wheel would be {choice.report.best_tag}; nothing written"
+    outcome.message = f"cannot reach {wanted}: the repaired wheel would deserve {choice.report.deserved_tag}; nothing written"
     # judged against the target alone (claims in the file name left out): its errors are what stands in the way
     against = judge(replace(choice.model, tags=frozenset()), replace(audit_options, plat=target.tag(arch)))
     outcome.findings = [f for f in against.findings if f.severity == "error"]
@@ -196,7 +196,7 @@ def _output_dir(out_dir: Path) -> Path:
 def _repaired(outcome: RepairOutcome, out_path: Path, filename: str, after: WheelReport, stats: RebuildStats,
               plan: RepairPlan, hidden: Hidden | None) -> RepairOutcome:
     outcome.output = str(out_path)
-    outcome.best_tag = after.best_tag
+    outcome.deserved_tag = after.deserved_tag
     outcome.platform_tags = filename[: -len(".whl")].rpartition("-")[2].split(".")
     outcome.findings = list(after.findings)
     outcome.copied_members, outcome.written_members = stats.copied, stats.written
