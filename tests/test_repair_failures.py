@@ -84,7 +84,7 @@ def test_target_out_of_reach_fails_and_writes_nothing(math_wheel, tmp_path, plat
     proc, report = repair_json(math_wheel, "-w", tmp_path, "--plat", plat)
     assert proc.returncode == 1
     wheel = report["wheels"][0]
-    assert wheel["status"] == "failed" and wheel["target_tag"] == "manylinux_2_17_x86_64"
+    assert wheel["status"] == "failed" and wheel["required_tag"] == "manylinux_2_17_x86_64"
     assert "cannot reach manylinux_2_17_x86_64" in wheel["message"]
     blocking = [f for f in wheel["findings"] if f["severity"] == "error"]
     assert any(f["rule"] == "symbol-version" and "GLIBC_2.29" in f["message"] and "exp2" in f["symbols"]
@@ -102,7 +102,7 @@ def test_reachable_named_target_is_tagged_with_the_best_tag_too_like_auditwheel(
     assert aw.returncode == 0, aw.stderr
     (theirs,) = (tmp_path / "theirs").glob("*.whl")
     assert ours.name == theirs.name
-    assert report["wheels"][0]["target_tag"] == "manylinux_2_35_x86_64"
+    assert report["wheels"][0]["required_tag"] == "manylinux_2_35_x86_64"
 
 
 def test_plat_for_another_architecture_is_a_usage_error(math_wheel, tmp_path):

@@ -114,7 +114,7 @@ def test_isa_level_and_disable_isa_ext_check(build, tmp_path):
     ours, _ = check_same_answer(wheel, "--disable-isa-ext-check")
     assert ours["unsupported_isa"] is False and ours["overall_tag"].startswith("manylinux_")
     audit = run_cli("audit", wheel, "--disable-isa-ext-check", "--format", "json")
-    assert json.loads(audit.stdout)["wheels"][0]["best_tag"] == ours["overall_tag"]
+    assert json.loads(audit.stdout)["wheels"][0]["deserved_tag"] == ours["overall_tag"]
 
 
 def test_pure_wheel():

@@ -38,6 +38,8 @@ class WheelReader:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.filename = self.path.name
+        if not self.path.exists():  # said first: a missing file's name is beside the point
+            raise BadWheelError(str(path), "no such file")
         try:
             self.name, self.version, self.build, self.tags = parse_wheel_filename(self.filename)
         except InvalidWheelFilename as exc:
