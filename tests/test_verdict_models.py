@@ -117,7 +117,7 @@ def test_plat_is_a_target_to_meet():
     assert not audited(wheel(ext), plat="manylinux2014").passed  # an alias names the same policy
     meets = audited(wheel(ext), plat=expected)
     assert meets.passed and meets.required_tag == expected
-    with pytest.raises(UsageError, match="--plat is for aarch64"):
+    with pytest.raises(UsageError, match="is a tag for aarch64, but the wheel is x86_64"):
         audited(wheel(ext), plat="manylinux_2_17_aarch64")
 
 
