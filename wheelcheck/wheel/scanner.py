@@ -105,20 +105,19 @@ def _summarize_all(wheel: str, wanted, reader: WheelReader, total: int, jobs: in
         loads[lightest] += sizes[wanted[i][0]]
     results: list = [None] * len(wanted)
     done = 0
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(_summarize_batch, wheel, [wanted[i] for i in batch]): (batch, load)
-                   for batch, load in zip(batches, loads)}
-        for future in as_completed(futures):
-            batch, load = futures[future]
-            try:
-                batch_results = future.result()
-            except BrokenProcessPool:  # killed (out of memory, a signal): no error came back to raise
-                raise BadWheelError(wheel, "a worker process died while reading the ELF members "
-                                           "(killed, or out of memory); --jobs 1 reads them in this process") from None
-            for i, result in zip(batch, batch_results):
-                results[i] = result
-            done += load
-            report(done, total)
+    try:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = {pool.submit(_summarize_batch, wheel, [wanted[i] for i in batch]): (batch, load)
+                       for batch, load in zip(batches, loads)}
+            for future in as_completed(futures):
+                batch, load = futures[future]
+                for i, result in zip(batch, future.result()):
+                    results[i] = result
+                done += load
+                report(done, total)
+    except BrokenProcessPool:  # a worker was killed (out of memory, a signal): no error came back to raise
+        raise BadWheelError(wheel, "a worker process died while reading the ELF members (killed, or out of "
+                                   "memory); --jobs 1 reads them in this process") from None
     return results
 
 
