@@ -77,10 +77,10 @@ def write(tmp_path: Path, data: bytes, name: str | None = None) -> Path:
 # -- an unexpected exception: exit 2 and one line that calls it a bug, for every command ---------------------
 
 GUARDED = {  # command line -> the function its command calls, made to raise
-    "audit": (["audit", "x.whl"], "wheelcheck.cli", "audit"),
-    "show": (["show", "x.whl"], "wheelcheck.api", "show"),
-    "conflicts": (["conflicts", "x.whl"], "wheelcheck.api", "conflicts"),
-    "repair": (["repair", "x.whl"], "wheelcheck.api", "repair"),
+    "audit": (["audit", "x.whl"], "wheelcheck.cli", "audit_wheels"),
+    "show": (["show", "x.whl"], "wheelcheck.api", "show_wheel"),
+    "conflicts": (["conflicts", "x.whl"], "wheelcheck.api", "conflicts_between"),
+    "repair": (["repair", "x.whl"], "wheelcheck.api", "repair_wheels"),
     "policy list": (["policy", "list"], "wheelcheck.cli", "load_policies"),
     "policy show": (["policy", "show", "manylinux_2_17"], "wheelcheck.cli", "load_policies"),
     "policy validate": (["policy", "validate"], "wheelcheck.policy.validate", "validate_texts"),
