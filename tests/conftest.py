@@ -23,19 +23,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--corpus", action="store_true", default=False,
                      help="run tests marked 'corpus' over the real wheels of corpus/dev-wheels.tsv "
                           "(downloaded to $WHEELCHECK_CORPUS or ~/.cache/wheelcheck-corpus)")
+    parser.addoption("--torch", action="store_true", default=False,
+                     help="run tests marked 'torch': build an extension against torch 2.13.0 (CPU) and install "
+                          "torch into a venv (the wheel is fetched once into ~/.cache/wheelcheck-torch)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "corpus: runs over the real-wheel corpus (opt-in: --corpus)")
+    config.addinivalue_line("markers", "torch: builds against and installs torch 2.13.0 CPU (opt-in: --torch)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if config.getoption("--corpus"):
-        return
-    skip = pytest.mark.skip(reason="corpus test: pass --corpus to run")
-    for item in items:
-        if "corpus" in item.keywords:
-            item.add_marker(skip)
+    for marker in ("corpus", "torch"):
+        if config.getoption(f"--{marker}"):
+            continue
+        skip = pytest.mark.skip(reason=f"{marker} test: pass --{marker} to run")
+        for item in items:
+            if marker in item.keywords:
+                item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

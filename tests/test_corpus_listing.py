@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 import sys
-from pathlib import Path
 
 from bench.differential import ANSWERS, LISTING, REASONS, Pinned, compare, meets, rank, read_listing
 from tests.helpers import ROOT

@@ -40,9 +40,10 @@ def render_cli_reference() -> str:
             for path, callback in commands]
     for path, callback in commands:
         params = list(_params(callback))
-        usage = " ".join([path, "[OPTIONS]"] + [f"{p['name']}{'...' if p['many'] else ''}" if p["required"]
-                                                else f"[{p['name']}{'...' if p['many'] else ''}]"
-                                                for p in params if p["argument"]])
+        arguments = [f"{p['name']}{'...' if p['many'] else ''}" if p["required"]
+                     else f"[{p['name']}{'...' if p['many'] else ''}]"
+                     for p in params if p["argument"]]
+        usage = " ".join([path, "[OPTIONS]"] + (["COMMAND [ARGS]..."] if path == "wheelcheck" else []) + arguments)
         out += ["", f"## {path}", "", _doc(callback), "", "```text", usage, "```"]
         if params:
             out += ["", "| argument / option | value | default | meaning |", "|---|---|---|---|"]
@@ -53,8 +54,11 @@ def render_cli_reference() -> str:
 # Read from typer's declarations (typer.models and the callbacks' signatures), not from click objects or
 # from --help's rendering, both of which change between typer releases.
 def _commands(typer_app: typer.Typer, prefix: str):
+    if prefix == "wheelcheck" and typer_app.registered_callback is not None:
+        yield prefix, typer_app.registered_callback.callback  # the options before the command (-V, -v)
     for info in typer_app.registered_commands:
-        yield f"{prefix} {info.name or info.callback.__name__.replace('_', '-')}", info.callback
+        if not info.hidden:
+            yield f"{prefix} {info.name or info.callback.__name__.replace('_', '-')}", info.callback
     for group in typer_app.registered_groups:
         yield from _commands(group.typer_instance, f"{prefix} {group.name}")
 
@@ -67,6 +71,8 @@ def _params(callback):
     hints = typing.get_type_hints(callback, include_extras=True)
     for name, parameter in inspect.signature(callback).parameters.items():
         hint = hints[name]
+        if hint is typer.Context:
+            continue  # typer passes the command's context; not an option
         info = next(m for m in getattr(hint, "__metadata__", ()) if isinstance(m, (OptionInfo, ArgumentInfo)))
         base = _unwrap(typing.get_args(hint)[0])
         many = typing.get_origin(base) is list

@@ -22,13 +22,14 @@ from wheelcheck.wheel.scanner import scan_wheel
 
 if TYPE_CHECKING:  # the repair, show and conflicts machinery is imported by the calls that use it
     from wheelcheck.audit.show_view import ShowView
+    from wheelcheck.compat.compat_report import CompatReport
     from wheelcheck.conflicts.conflict_findings import ConflictReport
     from wheelcheck.conflicts.conflicts_options import ConflictsOptions
     from wheelcheck.repair.repair_options import RepairOptions
     from wheelcheck.repair.repair_outcome import RepairReport
 
-__all__ = ["audit", "audit_wheel", "audit_wheels", "conflicts", "conflicts_between", "expand_paths",
-           "load_policies", "repair", "repair_wheels", "show", "show_wheel"]
+__all__ = ["abi_manifest", "audit", "audit_wheel", "audit_wheels", "compat", "conflicts", "conflicts_between",
+           "expand_paths", "load_policies", "repair", "repair_wheels", "show", "show_wheel"]
 
 
 def load_policies(policy_file: str | Path | None = None) -> PolicySet:
@@ -151,7 +152,8 @@ def repair(paths: str | Path | Iterable[str | Path], out_dir: str | Path = "whee
 
     The keyword arguments are the fields of ``RepairOptions``: ``plat`` (a tag, a policy name or "auto"),
     ``exclude``, ``lib_path``, ``level``, ``jobs``, ``hide_symbols``, ``hide_extension_symbols``,
-    ``keep_symbols``, ``lib_sdir``, ``only_plat``, ``strip``, ``isa_check``, ``environ``.
+    ``keep_symbols``, ``lib_sdir``, ``only_plat``, ``strip``, ``isa_check``, ``environ``, ``ldpaths``,
+    ``update_tags``, ``allow_pure``.
     """
     from wheelcheck.repair.repair_options import RepairOptions
 
@@ -222,3 +224,78 @@ def conflicts_between(paths: Iterable[str | Path], options: ConflictsOptions) ->
         reports[0].notes[:0] = notes
     return ConflictReport(mode, sources, reports, {"read": read - started, "analyse": time.perf_counter() - read},
                           fail_on=options.fail_on)
+
+
+def compat(
+    paths: Iterable[str | Path] = (),
+    *,
+    env: str | None = None,
+    policy_file: str | Path | None = None,
+    jobs: int | None = None,
+) -> CompatReport:
+    """Will each distribution load beside the others given (`wheelcheck compat`)?
+
+    ``paths``: wheels (files, globs, directories) and ABI manifests (*.json, *.json.gz from
+    ``wheelcheck abi``); with ``env`` (a Python executable or a site-packages directory) the distributions
+    installed there are given too, a wheel replaces the installed distribution of its name, and a bare
+    name picks the installed distributions to judge. Raises a WheelcheckError on bad input.
+    """
+    import time
+
+    from packaging.utils import canonicalize_name
+
+    from wheelcheck.compat.abi_manifest import is_manifest_path, read_manifest
+    from wheelcheck.compat.check_compat import check_compat
+    from wheelcheck.compat.compat_report import CompatReport
+    from wheelcheck.conflicts.read_distributions import from_environment, from_wheel
+
+    started = time.perf_counter()
+    names, files = [], []
+    for raw in paths:
+        text = str(raw)
+        if env is not None and "/" not in text and not os.path.exists(text) and not glob.has_magic(text):
+            names.append(canonicalize_name(text))
+        else:
+            files.append(text)
+    given = [read_manifest(f) if is_manifest_path(f) else None for f in files]
+    wheels = [f for f, d in zip(files, given) if d is None]
+    mine = [d for d in given if d is not None]
+    mine += [from_wheel(w, jobs=jobs) for w in dict.fromkeys(str(p) for p in expand_paths(wheels))] if wheels else []
+    notes: list[str] = []
+    sources = [d.source for d in mine]
+    dists = list(mine)
+    subjects = None
+    if env is not None:
+        installed, dirs, notes = from_environment([env], jobs=jobs)
+        replaced = {d.key for d in mine}
+        dists += [d for d in installed if d.key not in replaced]
+        sources += dirs
+        if names:
+            by_key = {d.key: d for d in dists}
+            unknown = [n for n in names if n not in by_key]
+            if unknown:
+                raise UsageError(unknown[0], f"not installed in {', '.join(dirs)}")
+            subjects = [by_key[n] for n in names]
+        elif mine:
+            subjects = [d for d in mine if d.elves]
+    elif not dists:
+        raise UsageError("compat", "give wheels or manifests to check, or --env")
+    read = time.perf_counter()
+    pairs = check_compat(dists, load_policies(policy_file), subjects=subjects)
+    if not pairs:
+        notes.append("no distribution loads anything from another: nothing to judge")
+    return CompatReport("environment" if env is not None else "wheels", sources, pairs, notes,
+                        {"read": read - started, "analyse": time.perf_counter() - read})
+
+
+def abi_manifest(wheel: str | Path, *, jobs: int | None = None) -> dict:
+    """A host wheel's exported interface as a JSON-ready dict (`wheelcheck abi`)."""
+    from wheelcheck.compat.abi_manifest import build_manifest
+    from wheelcheck.conflicts.read_distributions import from_wheel
+    from wheelcheck.elf.comment_section import compiler_comments
+    from wheelcheck.wheel.wheel_reader import WheelReader
+
+    dist = from_wheel(wheel, jobs=jobs)
+    with WheelReader(wheel) as reader:
+        comments = {e.path: compiler_comments(reader.read(e.path)) for e in dist.loadable()}
+    return build_manifest(dist, comments)

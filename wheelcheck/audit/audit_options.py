@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from wheelcheck.audit.findings import SEVERITIES
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.errors import UsageError
-from wheelcheck.policy.policy_model import PolicySet
+from wheelcheck.policy.policy_model import Policy, PolicySet
 from wheelcheck.policy.registry import bundled_policies
 
 __all__ = ["AuditOptions", "as_tuple"]
@@ -22,7 +22,8 @@ __all__ = ["AuditOptions", "as_tuple"]
 @dataclass(frozen=True)
 class AuditOptions:
     policies: PolicySet = field(default_factory=bundled_policies)  # judged against (--policy-file: its own)
-    plat: str | None = None  # a tag (manylinux_2_17_x86_64) or a policy name (manylinux2014) to meet
+    # a tag (manylinux_2_17_x86_64), a policy name applied per wheel (manylinux2014), or a resolved Policy
+    plat: str | Policy | None = None
     exclude: tuple[str, ...] = ()  # globs of sonames treated as provided
     lib_path: tuple[str, ...] = ()  # directories where external libraries' own needs are read
     jobs: int | None = None  # worker processes for large wheels (None: the CPU count)

@@ -9,11 +9,11 @@ from dataclasses import dataclass, replace
 from wheelcheck.audit.audit_options import AuditOptions
 from wheelcheck.audit.checks import CHECKS, CheckContext, Fact
 from wheelcheck.audit.constraints import Constraint, collect_constraints
-from wheelcheck.wheel.wheel_model import LEGACY_ALIASES, WheelModel, split_platform
+from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.wheel.library_resolution import LIBPYTHON, resolve
 from wheelcheck.elf.elf_info import ElfInfo, is_dynamic_loader
 from wheelcheck.errors import UsageError
-from wheelcheck.policy.policy_model import Policy
+from wheelcheck.policy.policy_model import Policy, PolicySet
 from wheelcheck.audit.findings import FileReport, Finding, WheelReport, reaches
 
 __all__ = ["Judgement", "assess", "judge", "libc_of_elf", "wheel_platform"]
@@ -37,6 +37,8 @@ class Judgement:
     arch: str | None = None
     policies: tuple[Policy, ...] = ()  # for the wheel's libc and arch, most compatible first
     constraints: tuple[Constraint, ...] = ()
+    verdict: Policy | None = None  # the policy the wheel deserves (report.deserved_tag); None for a pure wheel
+    target: Policy | None = None  # the policy it must meet (report.required_tag): its best claim, or --plat
 
 
 def judge(model: WheelModel, options: AuditOptions) -> WheelReport:
@@ -61,11 +63,13 @@ def assess(model: WheelModel, options: AuditOptions) -> Judgement:
         constraints = [c for c in constraints if c.rule != "isa-level"]
 
     verdict = next(p for p in policies if all(c.allows(p) for c in constraints))
-    target = _target(model, options, policies, arch, libc)
+    asked = _asked(model, options, arch, libc)
+    target = _target(model, options.policies, arch, libc, asked)
     report.deserved_tag = _tag(verdict, arch)
     report.deserved_tags = verdict.tags(arch) if not verdict.is_linux else [report.deserved_tag]
     report.required_tag = _tag(target, arch) if target else None
     report.findings += _explain(constraints, policies, verdict, target, arch)
+    report.findings += _plat_not_applied(options, asked, libc)
     if libc == "musl" and not verdict.is_linux:
         report.findings.append(Finding(
             "musl-version", "info", None,
@@ -86,7 +90,7 @@ def assess(model: WheelModel, options: AuditOptions) -> Judgement:
     report.files = [_file_report(e, facts.get(e.path, {})) for e in elves]
     report.findings.sort(key=lambda f: (f.file or "", _SEVERITY_ORDER[f.severity], f.rule, f.message))
     report.passed = not reaches(report.findings, options.fail_on)
-    return Judgement(report, arch, tuple(policies), tuple(constraints))
+    return Judgement(report, arch, tuple(policies), tuple(constraints), verdict, target)
 
 
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
@@ -109,7 +113,7 @@ def _explain(constraints: list[Constraint], policies: list[Policy], verdict: Pol
             continue
         seen.add(identity)
         limit = next(p for p in policies if c.allows(p))
-        if target is not None and not _meets(limit, target):
+        if target is not None and not limit.meets(target):
             severity = "error"
         elif limit == verdict:
             severity = "warning" if verdict.is_linux else "info"
@@ -123,47 +127,29 @@ def _explain(constraints: list[Constraint], policies: list[Policy], verdict: Pol
     return findings
 
 
-def _meets(policy: Policy, target: Policy) -> bool:
-    """Is ``policy`` at least as compatible as ``target``? musl versions cannot be told apart."""
-    if policy.libc == target.libc == "musl":
-        return True
-    return policy.priority >= target.priority
+def _asked(model: WheelModel, options: AuditOptions, arch: str, libc: str) -> Policy | None:
+    """The policy --plat asks of this wheel (None: nothing asked, or a policy of the other libc)."""
+    try:
+        return options.policies.resolve(options.plat, arch, libc)
+    except UsageError as exc:
+        raise UsageError(model.filename, f"{exc.path} {exc.problem}") from None
 
 
-def _target(model: WheelModel, options: AuditOptions, policies: list[Policy], arch: str, libc: str) -> Policy | None:
-    candidates = []
-    for name, tag_arch in model.linux_platforms:
-        policy = _find(policies, name)
-        if policy is not None and tag_arch == arch and not policy.is_linux:
-            candidates.append(policy)
-    if options.plat:
-        candidates.append(_plat_policy(options, policies, arch, libc))
-    return max(candidates, key=lambda p: p.priority, default=None)
+def _target(model: WheelModel, policies: PolicySet, arch: str, libc: str, asked: Policy | None) -> Policy | None:
+    """The most demanding of the wheel's claimed tags (for its arch and libc) and --plat."""
+    candidates = [policies.named(name, arch, libc) for name, tag_arch in model.linux_platforms if tag_arch == arch]
+    return max((p for p in [*candidates, asked] if p is not None), key=lambda p: p.priority, default=None)
 
 
-def _plat_policy(options: AuditOptions, policies: list[Policy], arch: str, libc: str) -> Policy:
-    plat = options.plat
-    split = split_platform(plat)
-    name = plat
-    if split is None and plat.endswith(f"_{arch}") and _find(policies, plat[:-len(arch) - 1]):
-        split = (plat[:-len(arch) - 1], arch)  # the tag of a policy of --policy-file (acme_2_28_x86_64)
-    if split is not None:
-        name, plat_arch = split
-        if plat_arch != arch:
-            raise UsageError(plat, f"--plat is for {plat_arch}, but the wheel is {arch}")
-    policy = _find(policies, name)
-    if policy is None:
-        known = ", ".join(p.name for p in policies[:-1]) or "none"
-        raise UsageError(plat, f"no {libc} policy for {arch} is named so (known: {known})")
-    return policy
-
-
-def _find(policies: list[Policy], name: str) -> Policy | None:
-    name = LEGACY_ALIASES.get(name, name)
-    for p in policies:
-        if name == p.name or name in p.aliases:
-            return p
-    return None
+def _plat_not_applied(options: AuditOptions, asked: Policy | None, libc: str) -> list[Finding]:
+    """An arch-less --plat of the other libc's policy (manylinux_2_28 on a musl wheel) is not this wheel's."""
+    if asked is not None or not isinstance(options.plat, str) or options.plat in ("", "auto"):
+        return []
+    other = options.policies.find(options.plat)
+    return [Finding("plat-other-libc", "info", None,
+                    f"--plat {options.plat} is a {other.libc if other else 'different'} policy and this wheel "
+                    f"is for {libc}: it is held to the tags it claims",
+                    "name this wheel's policy too, or audit the glibc and musl wheels separately")]
 
 
 def wheel_platform(model: WheelModel) -> tuple[str, str]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from wheelcheck.audit.audit_options import AuditOptions, as_tuple
+from wheelcheck.elf.symbol_edit import LIEF_MISSING, lief_available
 from wheelcheck.errors import UsageError
 from wheelcheck.policy.policy_model import PolicySet
 from wheelcheck.policy.registry import bundled_policies
@@ -36,9 +37,14 @@ class RepairOptions:
     only_plat: bool = False  # tag with --plat only, even if the wheel reaches a better policy
     strip: bool = False  # strip -s the grafted libraries and extension modules (auditwheel's --strip)
     isa_check: bool = True  # False: do not judge the x86-64 ISA level (--disable-isa-ext-check)
+    ldpaths: tuple[str, ...] | None = None  # auditwheel's --ldpaths: replaces ld.so.conf and the trusted dirs
+    update_tags: bool = True  # False (--no-update-tags): keep the file name and Tag lines; they must still hold
+    allow_pure: bool = False  # --allow-pure-python-wheel: copy a py3-none-any wheel through unchanged
 
     def __post_init__(self) -> None:
         as_tuple(self, "exclude", "lib_path", "keep_symbols")
+        if self.ldpaths is not None:
+            as_tuple(self, "ldpaths")
         object.__setattr__(self, "out_dir", Path(self.out_dir))
         if not self.lib_sdir or "/" in self.lib_sdir or self.lib_sdir in (".", ".."):
             raise UsageError(repr(self.lib_sdir), "--lib-sdir must be a directory-name suffix such as .libs")
@@ -46,6 +52,8 @@ class RepairOptions:
             raise UsageError(repr(self.level), "--zip-compression-level must be 0 to 9")
         if self.jobs is not None and self.jobs < 1:
             raise UsageError(repr(self.jobs), "--jobs must be at least 1")
+        if self.hiding and not lief_available():
+            raise UsageError("--hide-symbols", LIEF_MISSING)
 
     @property
     def hiding(self) -> bool:

@@ -13,8 +13,9 @@ __all__ = ["GraftedLibrary", "HiddenSymbols", "PatchedFile", "RepairOutcome", "R
 REPAIR_SCHEMA_VERSION = 2
 
 # repaired: written; failed: the wheel cannot meet the target (nothing written); pure: no ELF file,
-# nothing to repair (nothing written); error: bad input, a missing library, an unwritable output
-STATUSES = ("repaired", "failed", "pure", "error")
+# nothing to repair (nothing written); copied: a pure wheel copied unchanged (--allow-pure-python-wheel);
+# error: bad input, a missing library, an unwritable output
+STATUSES = ("repaired", "failed", "pure", "copied", "error")
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ class RepairOutcome:
     findings: list[Finding] = field(default_factory=list)  # the re-audit's, or why the target is out of reach
     copied_members: int = 0  # copied as compressed bytes
     written_members: int = 0  # deflated anew
-    message: str | None = None  # one line for failed/pure/error
+    message: str | None = None  # one line for failed/pure/copied/error
 
     # The names of wheelcheck 0.x's Python API, kept for code that reads them
     best_tag = property(lambda self: self.deserved_tag, lambda self, v: setattr(self, "deserved_tag", v))
@@ -92,10 +93,10 @@ class RepairReport:
 
     @property
     def exit_code(self) -> int:
-        """0 every wheel repaired, 1 a wheel cannot meet its target (or is pure), 2 an error."""
+        """0 every wheel repaired (or copied), 1 a wheel cannot meet its target (or is pure), 2 an error."""
         if any(w.status == "error" for w in self.wheels):
             return 2
-        return 0 if all(w.status == "repaired" for w in self.wheels) else 1
+        return 0 if all(w.status in ("repaired", "copied") for w in self.wheels) else 1
 
     def to_dict(self) -> dict[str, Any]:
         from wheelcheck._version import __version__

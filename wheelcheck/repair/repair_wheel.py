@@ -14,6 +14,7 @@ judgement meets the target.
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,10 +22,10 @@ from packaging.utils import parse_wheel_filename
 
 from wheelcheck.audit.audit_options import AuditOptions
 from wheelcheck.audit.findings import WheelReport
-from wheelcheck.audit.verdict import judge, libc_of_elf, wheel_platform
+from wheelcheck.audit.verdict import assess, judge, libc_of_elf, wheel_platform
 from wheelcheck.data import system_drivers
 from wheelcheck.elf.elf_info import ElfInfo
-from wheelcheck.errors import BadElfError, OutputError, RepairError
+from wheelcheck.errors import BadElfError, OutputError, RepairError, UsageError
 from wheelcheck.host.host_library_search import Located, locate_libraries, typical_elf
 from wheelcheck.host.search_paths import host_search_path
 from wheelcheck.policy.policy_model import LINUX, Policy
@@ -34,13 +35,14 @@ from wheelcheck.repair.hide_apply import Hidden, hide_symbols
 from wheelcheck.repair.predict_model import predict
 from wheelcheck.repair.repair_options import RepairOptions
 from wheelcheck.repair.repair_outcome import GraftedLibrary, HiddenSymbols, PatchedFile, RepairOutcome
-from wheelcheck.repair.repair_target import Choice, choose_plan, meets, policy_of_tag, requested_policy
+from wheelcheck.repair.repair_target import Choice, choose_plan
 from wheelcheck.repair.retag import added_platforms, removed_platforms, retag_filename, retag_wheel_text
 from wheelcheck.wheel.library_resolution import resolve
 from wheelcheck.wheel.scanner import Progress, scan_reader
 from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.wheel.wheel_reader import WheelReader
 from wheelcheck.wheel.wheel_rebuild import Changes, RebuildStats, rebuild_wheel, reproducible_date_time
+from wheelcheck.wheel.wheel_writer import atomic_output
 
 __all__ = ["RepairOptions", "repair_wheel"]
 
@@ -54,21 +56,32 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
         model = scan_reader(source, jobs=options.jobs, progress=progress)
         outcome = RepairOutcome(filename=model.filename, required_tag=None)
         if not model.elves:
-            outcome.status, outcome.message = "pure", "no ELF file: nothing to repair, nothing written"
-            return outcome
+            return _pure(path, model, outcome, options)
         audit_options = options.audit_options()
         arch, libc = wheel_platform(model)
         outcome.arch, outcome.libc = arch, libc
         candidates = [p for p in options.policies.for_platform(libc, arch) if not p.is_linux]
-        named = [p for p in options.policies if p.libc == libc and p.supports(arch) and not p.is_linux]
-        requested = requested_policy(options.plat, named, arch, libc)  # musllinux_1_1 too, though only 1_2 is judged
+        try:  # the same resolution as audit --plat: musllinux_1_1 too, though only 1_2 is judged
+            requested = options.policies.resolve(options.plat, arch, libc)
+        except UsageError as exc:
+            raise UsageError(model.filename, f"{exc.path} {exc.problem}") from None
         outcome.required_tag = requested.tag(arch) if requested else None
         choice, located = _choose(model, options, audit_options, arch, libc, candidates, requested)
-        if choice is None or choice.verdict.is_linux or (requested is not None and not meets(choice.verdict, requested)):
+        if choice is None or choice.verdict.is_linux or (requested is not None and not choice.verdict.meets(requested)):
             return _unreachable(outcome, choice, requested, arch, candidates, audit_options)
+        add, remove = _retagging(model, options, choice.verdict, requested, arch, libc)
+        if not options.update_tags:  # auditwheel's --no-update-tags, as long as the claims stay true
+            unmet = sorted(remove - {f"linux_{arch}", "any"})
+            if unmet:
+                outcome.status = "failed"
+                outcome.message = (f"--no-update-tags keeps {', '.join(unmet)}, which the repaired wheel does not "
+                                   f"meet (it reaches {choice.verdict.tag(arch)}); nothing written")
+                _describe(outcome, choice.plan)
+                return outcome
+            add, remove = [], set()
         try:  # an edit that fails (patchelf refusing a malformed member) names the wheel, then the member
             changes = apply_plan(choice.plan, source, located, strip=_strip(model, options))
-            changes, filename = _retagged(source, model, changes, choice, requested, arch, candidates, options)
+            changes, filename = _retagged(source, model, changes, add, remove)
             final = repaired_model(model, choice.plan, changes, filename, parse_wheel_filename(filename)[3])
             hidden = None
             if options.hiding:
@@ -77,9 +90,9 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
                 changes, final = changes.with_data(hidden.changed), hidden.model
         except (RepairError, BadElfError) as exc:
             raise type(exc)(f"{model.filename}:{exc.path}", exc.problem) from None
-        after = judge(final, audit_options)
-        reached = policy_of_tag(after.deserved_tag or "linux", candidates)
-        if reached is None or not meets(reached, choice.verdict):
+        judged = assess(final, audit_options)
+        after = judged.report
+        if judged.verdict is None or not judged.verdict.meets(choice.verdict):
             raise RepairError(str(path), f"the patched files reach {after.deserved_tag}, not the planned "
                                          f"{choice.verdict.tag(arch)} (an ELF edit did not do what it should)")
         out_path = _output_dir(options.out_dir) / filename
@@ -88,6 +101,18 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
 
 
 # -- core
+
+
+def _retagging(model: WheelModel, options: RepairOptions, verdict: Policy, requested: Policy | None, arch: str,
+               libc: str) -> tuple[list[str], set[str]]:
+    """The platform tags to add and to remove (see repair/retag.py)."""
+    if options.only_plat and requested is not None:
+        add = requested.tags(arch)  # auditwheel --only-plat: the asked tag, not a better one
+    else:
+        add = added_platforms(verdict, requested, arch)
+    remove = removed_platforms(sorted({t.platform for t in model.tags}), arch, verdict,
+                               lambda name: options.policies.named(name, arch, libc))
+    return add, remove
 
 
 def _choose(model: WheelModel, options: RepairOptions, audit_options: AuditOptions, arch: str, libc: str,
@@ -102,7 +127,7 @@ def _choose(model: WheelModel, options: RepairOptions, audit_options: AuditOptio
     def skip(soname: str) -> bool:
         return soname in everywhere or never_grafted(soname, options.exclude, drivers) is not None
 
-    search = host_search_path(libc, arch, lib_path=options.lib_path, environ=options.environ)
+    search = host_search_path(libc, arch, lib_path=options.lib_path, environ=options.environ, ldpaths=options.ldpaths)
     located = locate_libraries(model, resolution, search, typical_elf(elves), skip=skip,
                                compatible=lambda info: _host_libc(info) in (None, libc))
 
@@ -112,13 +137,37 @@ def _choose(model: WheelModel, options: RepairOptions, audit_options: AuditOptio
 
     def verdict_of(plan: RepairPlan) -> tuple[Policy, WheelReport, WheelModel]:
         planned = predict(model, plan, located)
-        report = judge(planned, audit_options)
-        return policy_of_tag(report.deserved_tag or "linux", candidates) or LINUX, report, planned
+        judged = assess(planned, audit_options)
+        return judged.verdict or LINUX, judged.report, planned
 
     try:
         return choose_plan(candidates, requested, plan_for, verdict_of, located), located
     except RepairError as exc:
         raise RepairError(f"{model.filename}:{exc.path}", exc.problem) from None
+
+
+def _pure(path: Path, model: WheelModel, outcome: RepairOutcome, options: RepairOptions) -> RepairOutcome:
+    """No ELF file. Like auditwheel: an error (exit 1), unless --allow-pure-python-wheel is given and the wheel
+    is tagged for any platform, when it is copied to the output unchanged (auditwheel#47, #438)."""
+    outcome.status, outcome.message = "pure", "no ELF file: nothing to repair, nothing written"
+    if not options.allow_pure:
+        return outcome
+    platforms = sorted({t.platform for t in model.tags})
+    if platforms != ["any"]:
+        outcome.message = (f"no ELF file, yet tagged {'.'.join(platforms)}: not copied (only a wheel tagged "
+                           "'any' is copied through with --allow-pure-python-wheel); nothing written")
+        return outcome
+    out_path = _output_dir(Path(options.out_dir)) / path.name
+    if not (out_path.exists() and out_path.resolve() == path.resolve()):
+        try:
+            with atomic_output(out_path) as out, path.open("rb") as src:
+                shutil.copyfileobj(src, out)
+        except OSError as exc:
+            raise OutputError(str(out_path), f"cannot write the wheel ({exc.strerror or exc})") from None
+    outcome.status, outcome.output = "copied", str(out_path)
+    outcome.message = "no ELF file: copied unchanged (--allow-pure-python-wheel)"
+    outcome.platform_tags = platforms
+    return outcome
 
 
 def _host_libc(info: ElfInfo) -> str | None:
@@ -131,15 +180,9 @@ def _strip(model: WheelModel, options: RepairOptions) -> tuple[str, ...] | None:
     return tuple(e.path for e in model.elves if e.is_extension) if options.strip else None
 
 
-def _retagged(source: WheelReader, model: WheelModel, changes: Changes, choice: Choice, requested: Policy | None,
-              arch: str, candidates: list[Policy], options: RepairOptions) -> tuple[Changes, str]:
+def _retagged(source: WheelReader, model: WheelModel, changes: Changes, add: list[str],
+              remove: set[str]) -> tuple[Changes, str]:
     """``changes`` with the WHEEL file's tags made those the repaired wheel reaches, and its new file name."""
-    if options.only_plat and requested is not None:
-        add = requested.tags(arch)  # auditwheel --only-plat: the asked tag, not a better one
-    else:
-        add = added_platforms(choice.verdict, requested, arch)
-    remove = removed_platforms(sorted({t.platform for t in model.tags}), arch, choice.verdict,
-                               lambda name: policy_of_tag(name, candidates))
     wheel_name = f"{source.dist_info}/WHEEL"
     wheel_text = source.read_text(wheel_name)
     new_wheel_text = retag_wheel_text(wheel_text, add, remove)
@@ -159,7 +202,7 @@ def _unreachable(outcome: RepairOutcome, choice: Choice | None, requested: Polic
     wanted = requested.tag(arch) if requested else "any manylinux or musllinux tag"
     outcome.message = f"cannot reach {wanted}: the repaired wheel would deserve {choice.report.deserved_tag}; nothing written"
     # judged against the target alone (claims in the file name left out): its errors are what stands in the way
-    against = judge(replace(choice.model, tags=frozenset()), replace(audit_options, plat=target.tag(arch)))
+    against = judge(replace(choice.model, tags=frozenset()), replace(audit_options, plat=target))
     outcome.findings = [f for f in against.findings if f.severity == "error"]
     _describe(outcome, choice.plan)
     return outcome

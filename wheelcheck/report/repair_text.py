@@ -20,7 +20,7 @@ def render_repair_text(report: RepairReport, *, verbosity: int = 0) -> list[Line
         if wheel.status == "error":
             continue
         lines.append(_headline(wheel))
-        if verbosity >= 0 and wheel.status != "pure":
+        if verbosity >= 0 and wheel.status not in ("pure", "copied"):
             lines += _body(wheel, verbosity)
     return lines
 
@@ -61,6 +61,8 @@ def _headline(wheel: RepairOutcome) -> Line:
         return Line(f"{wheel.filename}: REPAIRED {'.'.join(wheel.platform_tags)} -> {wheel.output}", "green")
     if wheel.status == "pure":
         return Line(f"{wheel.filename}: PURE {wheel.message}", "yellow")
+    if wheel.status == "copied":
+        return Line(f"{wheel.filename}: COPIED {wheel.message} -> {wheel.output}", "green")
     return Line(f"{wheel.filename}: FAIL {wheel.message}", "bold red")
 
 
