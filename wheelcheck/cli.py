@@ -456,7 +456,7 @@ def config_command(
     config: Annotated[Optional[Path], typer.Option("--config", help=CONFIG_HELP)] = None,
     fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
 ) -> None:
-    """Print the settings that apply and where each comes from: default, a pyproject.toml, or (for repair) auditwheel's environment variables."""
+    """Print the settings that apply. Each says where it comes from: default, a pyproject.toml, or (for repair) auditwheel's environment variables."""
     from wheelcheck.config import ENVIRONMENT, SETTINGS
 
     pyproject = config if config is not None else find_pyproject(Path.cwd())
@@ -575,7 +575,7 @@ def compat_command(
     jobs: Annotated[Optional[int], typer.Option(help="Worker processes for large files (default: CPU count).", min=1)] = None,
     verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="Also satisfied pins, info findings, and how each library was found.")] = 0,
 ) -> None:
-    """Will each extension or plugin load beside the distributions given (its host)? Exit 0 every one loads, 1 one will fail, 2 one cannot be told (or bad input)."""
+    """Check that each extension or plugin loads beside its host. The host is the distributions given. Exit status: 0 every one loads, 1 one will fail, 2 one cannot be told (or bad input)."""
     from wheelcheck.api import compat
     from wheelcheck.report.compat_json import render_compat_json
     from wheelcheck.report.compat_sarif import render_compat_sarif
@@ -600,7 +600,7 @@ def abi_command(
     output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write the manifest here (gzip-compressed when the name ends in .gz) instead of stdout.")] = None,
     jobs: Annotated[Optional[int], typer.Option(help="Worker processes for large files (default: CPU count).", min=1)] = None,
 ) -> None:
-    """Write a host's exported interface as a manifest (symbols with versions and binding, C++ string ABI, libstdc++ floor, compilers) that `wheelcheck compat` takes in place of the wheel."""
+    """Write a host's exported interface as a manifest. It lists symbols with versions and binding, the C++ string ABI, the libstdc++ floor and the compilers; `wheelcheck compat` takes it in place of the wheel."""
     import gzip
 
     from wheelcheck.api import abi_manifest
@@ -641,7 +641,7 @@ def census_command(
     disable_isa_ext_check: Annotated[bool, typer.Option("--disable-isa-ext-check", help="Do not check the x86-64 ISA level.")] = False,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress line.")] = False,
 ) -> None:
-    """Audit many wheels on a Dask cluster into Parquet tables (needs the census extra): exit 0 when the census ran, 2 bad input."""
+    """Audit many wheels on a Dask cluster into Parquet tables. Needs the census extra. Exit status: 0 when the census ran, 2 bad input."""
     try:
         from wheelcheck.census.engine import CensusOptions, run_census
         from wheelcheck.census.sources import expand_sources
