@@ -17,7 +17,7 @@ from wheelcheck.repair.hide_plan import HidingPlan, plan_hiding
 from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.data import load_table
 from wheelcheck.elf.rodata_strings import identifier_strings
-from wheelcheck.elf.elf_summary import summarize
+from wheelcheck.elf.elf_summary import summarize_hashed
 from wheelcheck.elf.symbol_edit import SymbolEditError, apply_symbol_edit
 from wheelcheck.errors import RepairError
 from wheelcheck.repair.graft_apply import Applied
@@ -71,7 +71,7 @@ def hide_symbols(model: WheelModel, applied: Applied, reader: WheelReader, *, ke
             applied.add[member] = NewMember(blob, applied.add[member].mode)
         else:
             applied.replace[member] = blob
-    elves = tuple(summarize(changed[e.path], e.path) if e.path in changed else e for e in model.elves)
+    elves = tuple(summarize_hashed(changed[e.path], e.path) if e.path in changed else e for e in model.elves)
     return replace(model, elves=elves), plan
 
 
