@@ -17,14 +17,16 @@ from wheelcheck.policy.policy_loader import load_policy_file
 from wheelcheck.policy.policy_model import PolicySet
 from wheelcheck.policy.registry import bundled_policies
 from wheelcheck.audit.findings import SEVERITIES, AuditReport, WheelReport
+from wheelcheck.sbom.wheel_sbom import wheel_bill_of_materials
 from wheelcheck.wheel.scanner import scan_wheel
 
 if TYPE_CHECKING:  # the repair, show and conflicts machinery is imported by the calls that use it
     from wheelcheck.audit.show_view import ShowView
     from wheelcheck.conflicts.conflict_findings import ConflictReport
     from wheelcheck.repair.repair_outcome import RepairReport
+    from wheelcheck.sbom.bill_of_materials import BillOfMaterials
 
-__all__ = ["audit", "audit_wheel", "conflicts", "expand_paths", "load_policies", "repair", "show"]
+__all__ = ["audit", "audit_wheel", "conflicts", "expand_paths", "load_policies", "repair", "sbom", "show"]
 
 
 def load_policies(policy_file: str | Path | None = None) -> PolicySet:
@@ -69,6 +71,7 @@ def audit_wheel(path: str | Path, options: AuditOptions, lib_path: Iterable[str]
             external = find_external_libraries(model, list(lib_path))
             options = replace(options, external=external)
         report = judge(model, options)
+        report.components = [c.to_dict() for c in wheel_bill_of_materials(model, path).components]
     except UsageError:
         raise
     except WheelcheckError as exc:
@@ -125,6 +128,25 @@ def show(
     if lib_path:
         options = replace(options, external=find_external_libraries(model, list(lib_path)))
     return show_view(assess(model, options), options)
+
+
+def sbom(
+    paths: str | Path | Iterable[str | Path],
+    *,
+    jobs: int | None = None,
+    progress: WheelProgress | None = None,
+) -> list[BillOfMaterials]:
+    """The third-party code in each wheel (``wheelcheck sbom``): vendored libraries and statically linked
+    copies, with the versions the binaries state. Bad input raises a WheelcheckError naming the wheel."""
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    out = []
+    for path in expand_paths(paths):
+        name = Path(path).name
+        model = scan_wheel(path, jobs=jobs,
+                           progress=(lambda done, total: progress(name, done, total)) if progress else None)
+        out.append(wheel_bill_of_materials(model, path))
+    return out
 
 
 def _lib_sdir(value: str) -> str:

@@ -238,6 +238,45 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+class SbomFormat(str, Enum):
+    cyclonedx = "cyclonedx"
+    spdx = "spdx"
+    table = "table"
+
+
+@app.command("sbom")
+def sbom_command(
+    paths: Annotated[list[str], typer.Argument(help="Wheels: files, globs or directories of *.whl.")],
+    fmt: Annotated[SbomFormat, typer.Option("--format", help="cyclonedx (CycloneDX 1.6 JSON), spdx (SPDX 2.3 JSON) or table (for people).")] = SbomFormat.cyclonedx,
+    output: Annotated[Optional[Path], typer.Option(help="Write the document to this file instead of stdout.")] = None,
+    jobs: Annotated[Optional[int], typer.Option(help="Worker processes for large wheels (default: CPU count).", min=1)] = None,
+) -> None:
+    """List the third-party code in wheels: vendored libraries and statically linked copies, with the versions the binaries state. Exit 0, or 2 on bad input."""
+    from wheelcheck.api import sbom
+    from wheelcheck.report.sbom_spdx import render_spdx
+    from wheelcheck.report.sbom_table import render_sbom_table
+    from wheelcheck.sbom.cyclonedx_json import cyclonedx_json
+
+    try:
+        with terminal_progress(fmt is SbomFormat.table and output is None) as progress:
+            boms = sbom(paths, jobs=jobs, progress=progress)
+        if fmt is SbomFormat.cyclonedx:
+            text = cyclonedx_json(boms)
+        elif fmt is SbomFormat.spdx:
+            text = render_spdx(boms)
+        else:
+            lines = render_sbom_table(boms)
+            if output is None:
+                console = Console(highlight=False, soft_wrap=True)
+                for line, style in lines:
+                    console.print(line, style=style, markup=False)
+                return
+            text = "".join(line + "\n" for line, _ in lines)
+    except WheelcheckError as exc:
+        _fail(str(exc))
+    _write_output(text, output)
+
+
 @policy_app.command("list")
 def policy_list(
     policy_file: Annotated[Optional[Path], typer.Option(help="List the policies of this file instead.")] = None,
