@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from wheelcheck.audit.findings import SCHEMA_VERSION, Finding
+from wheelcheck.audit.findings import SCHEMA_MINOR, SCHEMA_VERSION, Finding
 
 __all__ = ["GraftedLibrary", "HiddenSymbols", "PatchedFile", "RepairOutcome", "RepairReport", "STATUSES"]
 
@@ -62,6 +62,7 @@ class RepairOutcome:
     kept_external: dict[str, str] = field(default_factory=dict)  # soname -> why it was not grafted
     hidden: list[HiddenSymbols] | None = None  # --hide-symbols: per vendored library
     findings: list[Finding] = field(default_factory=list)  # the re-audit's, or why the target is out of reach
+    sbom: str | None = None  # the CycloneDX SBOM member the wheel carries (.dist-info/sboms/wheelcheck.cdx.json)
     copied_members: int = 0  # copied as compressed bytes
     written_members: int = 0  # deflated anew
     message: str | None = None  # one line for failed/pure/error
@@ -88,6 +89,7 @@ class RepairReport:
 
         return {
             "schema_version": SCHEMA_VERSION,
+            "schema_minor": SCHEMA_MINOR,
             "tool": {"name": "wheelcheck", "version": __version__},
             "command": "repair",
             "wheels": [w.to_dict() for w in self.wheels],

@@ -22,7 +22,7 @@ from wheelcheck.errors import OutputError, RepairError
 from wheelcheck.host.search_paths import host_search_path
 from wheelcheck.host.host_library_search import locate_libraries, typical_elf
 from wheelcheck.policy.policy_model import LINUX, Policy, PolicySet
-from wheelcheck.repair.graft_apply import apply_plan, repaired_model
+from wheelcheck.repair.graft_apply import Applied, apply_plan, repaired_model
 from wheelcheck.repair.hide_apply import hide_symbols
 from wheelcheck.repair.graft_plan import RepairPlan, make_plan, never_grafted
 from wheelcheck.repair.predict_model import predict
@@ -32,7 +32,8 @@ from wheelcheck.audit.findings import WheelReport
 from wheelcheck.repair.repair_outcome import GraftedLibrary, HiddenSymbols, PatchedFile, RepairOutcome
 from wheelcheck.wheel.scanner import Progress, scan_wheel
 from wheelcheck.wheel.wheel_reader import WheelReader
-from wheelcheck.wheel.wheel_rebuild import rebuild_wheel, reproducible_date_time
+from wheelcheck.sbom.wheel_sbom import repaired_wheel_sbom, sbom_member
+from wheelcheck.wheel.wheel_rebuild import NewMember, rebuild_wheel, reproducible_date_time
 
 __all__ = ["RepairOptions", "repair_wheel"]
 
@@ -102,6 +103,7 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
         if reached is None or not meets(reached, choice.verdict):
             raise RepairError(str(path), f"the patched files reach {after.best_tag}, not the planned "
                                          f"{choice.verdict.tag(arch)} (an ELF edit did not do what it should)")
+        sbom = _add_sbom(applied, final, choice.plan, reader, options.environ)
         out_path = _output_dir(Path(options.out_dir)) / filename
         if out_path.exists() and out_path.resolve() == path.resolve():
             raise OutputError(str(out_path), "the output would replace the input wheel; choose another -w directory")
@@ -116,11 +118,28 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
     outcome.platform_tags = filename[: -len(".whl")].rpartition("-")[2].split(".")
     outcome.findings = list(after.findings)
     outcome.copied_members, outcome.written_members = stats.copied, stats.written
+    outcome.sbom = sbom
     _describe(outcome, choice.plan)
     if hiding is not None:
         outcome.hidden = [HiddenSymbols(h.path, h.exports, len(h.hidden), dict(h.renamed), dict(h.kept))
                           for h in hiding.libraries]
     return outcome
+
+
+def _add_sbom(applied: Applied, final: WheelModel, plan: RepairPlan, reader: WheelReader,
+              environ: Mapping[str, str]) -> str | None:
+    """Put the repaired wheel's CycloneDX SBOM in ``applied`` (PEP 770); the member's name, or None."""
+    name = sbom_member(reader.dist_info)
+    grafted = {g.member: g.source for g in plan.grafts if not g.in_wheel}
+    document = repaired_wheel_sbom(final, grafted, reader, environ)
+    present = name in reader.file_sizes()
+    if document is None:
+        return name if present else None
+    if not present:
+        applied.add[name] = NewMember(document)
+    elif reader.read(name) != document:
+        applied.replace[name] = document
+    return name
 
 
 def _choose(model: WheelModel, options: RepairOptions, audit_options: AuditOptions, arch: str, libc: str,

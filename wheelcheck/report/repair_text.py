@@ -39,6 +39,8 @@ def render_repair_text(report: RepairReport, *, verbosity: int = 0) -> list[Line
         if verbosity > 0:
             for soname, why in wheel.kept_external.items():
                 lines.append((f"  not grafted: {soname} ({why})", "dim"))
+        if wheel.status == "repaired" and wheel.sbom and verbosity > 0:
+            lines.append((f"  bill of materials: {wheel.sbom} (wheelcheck sbom lists it)", "dim"))
         if wheel.status == "repaired":
             lines.append((f"  {wheel.copied_members} members copied as compressed bytes, "
                           f"{wheel.written_members} written", "dim"))
