@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from packageurl import PackageURL
-
 __all__ = ["Evidence", "OsPackage", "Component", "BillOfMaterials", "KINDS", "EVIDENCE"]
 
 # vendored: a library file in the wheel; static: code linked into another file of the wheel
@@ -36,7 +34,7 @@ class OsPackage:
 
     @property
     def purl(self) -> str:
-        return PackageURL(type=self.type, namespace=self.distro, name=self.name, version=self.version).to_string()
+        return _purl(self.type, self.name, self.version, namespace=self.distro)
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": self.type, "distro": self.distro, "name": self.name, "version": self.version,
@@ -62,7 +60,7 @@ class Component:
         """The OS package's purl for a grafted library, else pkg:generic/<name>[@<version>]."""
         if self.os_package is not None:
             return self.os_package.purl
-        return PackageURL(type="generic", name=self.name, version=self.version).to_string()
+        return _purl("generic", self.name, self.version)
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "version": self.version, "kind": self.kind, "file": self.file,
@@ -82,5 +80,10 @@ class BillOfMaterials:
 
     @property
     def purl(self) -> str:
-        return PackageURL(type="pypi", name=self.name, version=self.version,
-                          qualifiers={"file_name": self.filename}).to_string()
+        return _purl("pypi", self.name, self.version, qualifiers={"file_name": self.filename})
+
+
+def _purl(type_: str, name: str, version: str | None, **parts) -> str:
+    from packageurl import PackageURL  # imported by the commands that need a purl, not by every start-up
+
+    return PackageURL(type=type_, name=name, version=version, **parts).to_string()
