@@ -234,3 +234,20 @@ def test_strings_agree_with_binutils(vendored_wheel, tmp_path):
     (found,) = components(Path(vendored_wheel))
     assert sorted(e.value for e in found.evidence if e.kind == "string") == \
         sorted(line.strip() for line in seen.splitlines() if "Mark Adler" in line)
+
+
+def test_an_sbom_in_the_wheel_is_input_too():
+    """A wheel's own SBOM is read only for the OS packages of its files; anything malformed is ignored."""
+    from wheelcheck.sbom.cyclonedx_json import os_packages_in
+
+    assert os_packages_in("[" * 100_000) == {}
+    assert os_packages_in("not json") == {} and os_packages_in('{"components": 7}') == {}
+    document = {"components": [
+        {"purl": "pkg:deb/debian/zlib1g@1:1.2.13.dfsg-1", "properties": [
+            {"name": "wheelcheck:file", "value": "x.libs/libz-1a2b3c4d.so.1"}, {"name": "wheelcheck:upstream", "value": "zlib"}]},
+        {"purl": "pkg:generic/zlib@1.3", "properties": [
+            {"name": "wheelcheck:file", "value": "x/_z.so"}, {"name": "wheelcheck:upstream", "value": "zlib"}]},
+        {"purl": "not a purl", "properties": [
+            {"name": "wheelcheck:file", "value": "y"}, {"name": "wheelcheck:upstream", "value": "zlib"}]}]}
+    (member, package), = os_packages_in(json.dumps(document)).items()
+    assert member == "x.libs/libz-1a2b3c4d.so.1" and (package.name, package.version) == ("zlib1g", "1:1.2.13.dfsg-1")

@@ -130,7 +130,7 @@ def os_packages_in(text: str) -> dict[str, OsPackage]:
     try:
         document = json.loads(text)
         components = document.get("components", []) if isinstance(document, dict) else []
-    except ValueError:
+    except (ValueError, RecursionError):  # the wheel's bytes: not JSON, or nested past the parser's depth
         return {}
     out = {}
     for component in components if isinstance(components, list) else []:
