@@ -128,11 +128,16 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
 
 def _add_sbom(applied: Applied, final: WheelModel, plan: RepairPlan, reader: WheelReader,
               environ: Mapping[str, str]) -> str | None:
-    """Put the repaired wheel's CycloneDX SBOM in ``applied`` (PEP 770); the member's name, or None."""
+    """Put the repaired wheel's CycloneDX SBOM in ``applied`` (PEP 770); the member's name, or None.
+
+    Written when this repair grafts a library (auditwheel's occasion) or the wheel carries one to keep true;
+    a wheel that needs nothing grafted passes through unchanged."""
     name = sbom_member(reader.dist_info)
     grafted = {g.member: g.source for g in plan.grafts if not g.in_wheel}
-    document = repaired_wheel_sbom(final, grafted, reader, environ)
     present = name in reader.file_sizes()
+    if not grafted and not present:
+        return None
+    document = repaired_wheel_sbom(final, grafted, reader, environ)
     if document is None:
         return name if present else None
     if not present:

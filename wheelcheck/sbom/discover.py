@@ -6,8 +6,9 @@
   unhashed stem itself when the upstream is not known (libXau).
 - A **static** copy is code of an upstream linked into another file: the exposure analysis recognises its
   exported symbols (a symbol family of data/families.json that the file does not own), or the file states
-  the upstream's version in a string. A string counts only when the file does not load that upstream's
-  library: a program that links libz dynamically may still hold zlib's version from zlib.h.
+  the upstream's version in a string. Neither counts in a file that loads that upstream's library: a
+  program that links libz dynamically may hold zlib's version from zlib.h, and one that links libstdc++.so.6
+  exports std:: template instances (old-ABI std::string's _S_terminal among them).
 - The version is what the binary states (data/components.json ``versions``); never guessed from a soname.
 """
 
@@ -92,8 +93,10 @@ def _static(elf: ElfInfo, own: Upstream | None) -> list[Component]:
     table = {f.id: f for f in families()}
     for fid, count in sorted(exposure.families.items()):
         family = table[fid]
-        if owns(family, elf.path, elf.soname) or (fid == "libstdcxx" and not exposure.sentinels):
-            continue  # the family's own library; or std:: templates any C++ library exports, not a runtime
+        if owns(family, elf.path, elf.soname) or any(owns(family, unhashed(n), None) for n in elf.needed):
+            continue  # the family's own library, or a file that loads it (wrappers, template instances)
+        if fid == "libstdcxx" and not exposure.sentinels:
+            continue  # std:: templates any C++ library exports, not a runtime
         upstream = upstream_of_family(fid)
         if upstream is not None and upstream is own:
             continue

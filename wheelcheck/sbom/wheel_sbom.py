@@ -1,9 +1,9 @@
 """The SBOM inside a wheel (PEP 770: ``<dist>.dist-info/sboms/``): what repair writes, and what a wheel
 wheelcheck repaired already says about the OS packages its grafted libraries came from.
 
-A repair writes ``wheelcheck.cdx.json`` whenever the repaired wheel carries a component. Libraries it grafts
-are looked up in the host's package manager; libraries an earlier repair grafted keep the OS package that
-repair's SBOM named, so repairing a repaired wheel gives back the same document, byte for byte.
+A repair that grafts a library writes ``wheelcheck.cdx.json``, listing every component of the repaired wheel.
+Libraries it grafts are looked up in the host's package manager; libraries an earlier repair grafted keep the
+OS package that repair's SBOM named, so repairing a repaired wheel gives back the same document, byte for byte.
 """
 
 from __future__ import annotations
