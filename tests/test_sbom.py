@@ -251,3 +251,53 @@ def test_an_sbom_in_the_wheel_is_input_too():
             {"name": "wheelcheck:file", "value": "y"}, {"name": "wheelcheck:upstream", "value": "zlib"}]}]}
     (member, package), = os_packages_in(json.dumps(document)).items()
     assert member == "x.libs/libz-1a2b3c4d.so.1" and (package.name, package.version) == ("zlib1g", "1:1.2.13.dfsg-1")
+
+
+def _elf(path: str, *, soname: str | None = None, needed: tuple[str, ...] = (), strings: tuple[str, ...] = ()):
+    from wheelcheck.elf.elf_info import ElfInfo
+
+    return ElfInfo(path=path, size=1, elf_class=64, endianness="little", machine="EM_X86_64", osabi="ELFOSABI_SYSV",
+                   elf_type="ET_DYN", arch="x86_64", arch_problem=None, soname=soname, needed=needed,
+                   version_strings=strings, has_dynamic=True)
+
+
+def _model(*elves):
+    from packaging.tags import Tag
+
+    from wheelcheck.wheel.wheel_model import WheelModel
+
+    return WheelModel(filename="m-1.0-cp311-cp311-linux_x86_64.whl", name="m", version="1.0",
+                      tags=frozenset({Tag("cp311", "cp311", "linux_x86_64")}), elves=tuple(elves),
+                      members=tuple(e.path for e in elves))
+
+
+def test_which_libraries_are_vendored_and_what_they_are_named():
+    """On hand-built summaries (no compiler): the naming rules alone."""
+    from wheelcheck.sbom.discover import components_of
+
+    turbo = _elf("m.libs/libjpeg-6dc8d115.so.62.4.0", soname="libjpeg-6dc8d115.so.62.4.0",
+                 strings=("libjpeg-turbo version 3.0.1 (build 20231212)",))
+    ijg_or_turbo = _elf("m.libs/libjpeg-0a1b2c3d.so.9", soname="libjpeg-0a1b2c3d.so.9")  # two upstreams claim it
+    own = _elf("m/libmine.so")  # the project's own library: not a component
+    unknown = _elf("m.libs/libXau-154567c4.so.6.0.0")  # in .libs, upstream not in the table
+    twice = _elf("m.libs/libgfortran-daac5196-038a5e3c.so.5.0.0")  # repaired twice: two hashes
+    found = {c.file: c for c in components_of(_model(turbo, ijg_or_turbo, own, unknown, twice))}
+    assert "m/libmine.so" not in found
+    assert (found[turbo.path].name, found[turbo.path].version) == ("libjpeg-turbo", "3.0.1")
+    assert (found[ijg_or_turbo.path].name, found[ijg_or_turbo.path].version) == ("libjpeg", None)
+    assert found[ijg_or_turbo.path].upstream is None and found[ijg_or_turbo.path].soname == "libjpeg.so.9"
+    assert (found[unknown.path].name, found[unknown.path].upstream) == ("libXau", None)
+    assert (found[twice.path].name, found[twice.path].soname) == ("libgfortran", "libgfortran.so.5.0.0")
+    assert all(c.kind == "vendored" for c in found.values())
+
+
+def test_a_library_states_one_version_of_itself_and_others_linked_in():
+    from wheelcheck.sbom.discover import components_of
+
+    avif = _elf("m.libs/libavif-c6062d5f.so.16.4.2", needed=("libc.so.6",),
+                strings=("AOMedia Project AV1 Decoder 3.14.1", "AOMedia Project AV1 Encoder 3.14.1"))
+    links_libaom = _elf("m/_x.so", needed=("libaom-a0d22147.so.3",), strings=("AOMedia Project AV1 Encoder 3.9.0",))
+    found = components_of(_model(avif, links_libaom))
+    assert [(c.name, c.version, c.kind, c.file) for c in found] == [
+        ("libavif", None, "vendored", avif.path), ("libaom", "3.14.1", "static", avif.path)]
+    assert len(found[1].evidence) == 2  # both banners, one component

@@ -38,10 +38,11 @@ def components_of(model: WheelModel) -> tuple[Component, ...]:
     """Every component, file by file in path order: the file's own (if vendored), then its static copies."""
     out: list[Component] = []
     for elf in sorted(model.elves, key=lambda e: e.path):
-        own = _vendored(elf)
-        if own is not None:
-            out.append(own)
-        out.extend(_static(elf, upstream_of_library(elf.path, elf.version_strings) if own is not None else None))
+        vendored = is_vendored(elf)
+        own = upstream_of_library(elf.path, elf.version_strings) if vendored else None
+        if vendored:
+            out.append(_vendored(elf, own))
+        out.extend(_static(elf, own))
     return tuple(out)
 
 
@@ -61,11 +62,8 @@ def _is_library_name(path: str) -> bool:
     return name.startswith("lib") and (".so." in name or name.endswith(".so"))
 
 
-def _vendored(elf: ElfInfo) -> Component | None:
-    if not is_vendored(elf):
-        return None
+def _vendored(elf: ElfInfo, upstream: Upstream | None) -> Component:
     name = elf.path.rsplit("/", 1)[-1]
-    upstream = upstream_of_library(name, elf.version_strings)
     stem = library_stem(name)
     original = _original_name(name, elf.soname)
     evidence = [Evidence("filename", name if original == name else f"{name} ({original} before a repair renamed it)")]
