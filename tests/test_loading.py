@@ -46,10 +46,10 @@ def test_text_relocations_warn(build, tmp_path):
 
 
 @pytest.mark.parametrize("entry, rule, severity", [
-    ("/tmp/build", "rpath-world-writable", "error"),
-    ("/dev/shm/x", "rpath-world-writable", "error"),
+    ("/tmp/build", "rpath-world-writable", "warning"),
+    ("/dev/shm/x", "rpath-world-writable", "warning"),
     ("/opt/build/lib", "rpath-absolute", "warning"),
-    ("build/lib", "rpath-relative", "error"),
+    ("build/lib", "rpath-relative", "warning"),
     ("$ORIGIN/../../../../lib", "rpath-escapes-wheel", "warning"),
     ("$ORIGIN/../pkg.libs", None, None),
     ("$ORIGIN/../torch/lib", None, None),  # another package in site-packages: inside the install tree

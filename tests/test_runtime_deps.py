@@ -6,6 +6,7 @@ import shutil
 import subprocess
 
 from tests.fixtures.hygiene_sources import DLOPEN_SRC, DRIVER_STUB_SRC, USES_DRIVER
+from tests.fixtures.sources import extension_source
 from tests.fixtures.wheels import build_wheel
 from tests.helpers import audit_one as one, auditwheel_show, bundled_policy_with, by_rule
 from wheelcheck.audit.runtime_deps import unhashed
@@ -116,3 +117,13 @@ def test_unhashed_follows_auditwheel_naming():
     assert unhashed("libgfortran-040039e1-0352e75f.so.5.0.0") == "libgfortran.so.5.0.0"
     assert unhashed("libopenblasp-r0-59ffcd50.3.15.so") == "libopenblasp-r0.3.15.so"
     assert {"libcuda.so.1", "libnvidia-ml.so.1", "libOpenCL.so.1", "libvulkan.so.1"} <= system_drivers()
+
+
+def test_a_shipped_icd_loader_is_not_a_vendored_driver(build, tmp_path):
+    """libOpenCL.so.1 finds the machine's drivers through /etc/OpenCL/vendors: a wheel may ship it
+    (nvidia-cuda-runtime-cu11 does), unlike libcuda.so.1."""
+    loader = build.compile_c("int clGetPlatformIDs(void) { return 0; }", "libOpenCL.so.1",
+                             flags=("-Wl,-soname,libOpenCL.so.1",))
+    ext = build.compile_c(extension_source("usecl"), "usecl.so", libs=(loader,), flags=("-Wl,-rpath,$ORIGIN",))
+    w = one(build_wheel(tmp_path, "usecl", "1.0", TAG, {EXT.format("usecl"): ext, "pkg/libOpenCL.so.1": loader}))
+    assert not by_rule(w, "driver-vendored") and w.passed

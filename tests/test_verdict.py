@@ -235,3 +235,16 @@ def test_policy_list_and_show():
     assert doc["name"] == "manylinux_2_17" and "2.17" in doc["symbol_versions"]["x86_64"]["GLIBC"]
     proc = run_cli("policy", "show", "nonesuch")
     assert proc.returncode == 2 and "no such policy" in proc.stderr
+
+
+def test_a_linker_script_named_like_a_library_is_not_bad_input(build, tmp_path):
+    """intel-cmplr-lib-rt ships lib/libintlc.so as the GNU ld script 'INPUT (libintlc.so.5)' beside the
+    library; the loader never reads it, so the wheel is judged on its ELF files."""
+    lib = build.compile_c("int intlc_value(void) { return 5; }", "libintlc.so.5", flags=("-Wl,-soname,libintlc.so.5",))
+    wheel = build_wheel(tmp_path, "scripted", "1.0", "py3-none-manylinux_2_17_x86_64", {
+        "scripted-1.0.data/data/lib/libintlc.so.5": lib,
+        "scripted-1.0.data/data/lib/libintlc.so": b"INPUT (libintlc.so.5)\n",
+    })
+    report, status = one(wheel)
+    assert status == 0 and report.error is None
+    assert [f.path for f in report.files] == ["scripted-1.0.data/data/lib/libintlc.so.5"]

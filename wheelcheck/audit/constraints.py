@@ -11,11 +11,13 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatch
 
-from wheelcheck.symbols.mangling import has_new_abi, short_name
-from wheelcheck.wheel.library_resolution import LIBPYTHON, Resolution
+from wheelcheck.audit.library_reach import shipped_copies, why_missing
 from wheelcheck.data import system_drivers
 from wheelcheck.elf.elf_info import ElfInfo, is_dynamic_loader
 from wheelcheck.policy.policy_model import Policy
+from wheelcheck.symbols.mangling import has_new_abi, short_name
+from wheelcheck.wheel.library_resolution import LIBPYTHON, Resolution
+from wheelcheck.wheel.wheel_model import WheelModel
 
 __all__ = ["Constraint", "collect_constraints", "namespace_of"]
 
@@ -43,11 +45,11 @@ def only_linux(policy: Policy) -> bool:
 
 
 def collect_constraints(
+    model: WheelModel,
     elves: list[ElfInfo],
     resolution: Resolution,
     arch: str,
     exclude: tuple[str, ...],
-    in_purelib: Callable[[str], bool],
     external: Mapping[str, ElfInfo],
     policies: list[Policy],
 ) -> list[Constraint]:
@@ -55,10 +57,10 @@ def collect_constraints(
     for elf in elves:
         out.extend(_symbol_versions(elf, resolution, arch))
         out.extend(_blacklisted(elf, policies))
-        out.extend(_linux_only_rules(elf, in_purelib))
+        out.extend(_linux_only_rules(elf))
     always_allowed = frozenset().union(*(p.whitelist(arch) for p in policies))
     drivers = system_drivers().union(*(p.drivers for p in policies))
-    out.extend(_external_libraries(resolution, arch, exclude, external, always_allowed, drivers))
+    out.extend(_external_libraries(model, elves, resolution, arch, exclude, external, always_allowed, drivers))
     return out
 
 
@@ -128,7 +130,7 @@ def _blacklisted(elf: ElfInfo, policies: list[Policy]) -> Iterator[Constraint]:
             )
 
 
-def _linux_only_rules(elf: ElfInfo, in_purelib: Callable[[str], bool]) -> Iterator[Constraint]:
+def _linux_only_rules(elf: ElfInfo) -> Iterator[Constraint]:
     for soname in elf.needed:
         if LIBPYTHON.match(soname):
             yield Constraint("libpython", elf.path, f"links {soname}",
@@ -152,17 +154,18 @@ def _linux_only_rules(elf: ElfInfo, in_purelib: Callable[[str], bool]) -> Iterat
             if ucs2:
                 yield Constraint("ucs2", elf.path, "built against a narrow-unicode (UCS2) Python",
                                  "rebuild against a wide-unicode (UCS4) Python", only_linux, tuple(ucs2))
-    if in_purelib(elf.path):
-        yield Constraint("elf-in-purelib", elf.path, "is installed into purelib",
-                         "binary files belong in platlib: set Root-Is-Purelib: false", only_linux)
 
 
 def _external_libraries(
+    model: WheelModel,
+    elves: list[ElfInfo],
     resolution: Resolution, arch: str, exclude: tuple[str, ...], external: Mapping[str, ElfInfo],
     always_allowed: frozenset[str], drivers: frozenset[str] = frozenset(),
 ) -> Iterator[Constraint]:
     pending = sorted(resolution.unresolved)
     seen: set[str] = set()
+    by_path = {e.path: e for e in elves}
+    copies = shipped_copies(elves)
     while pending:
         path, soname = pending.pop(0)
         if LIBPYTHON.match(soname) or is_dynamic_loader(soname) or any(fnmatch(soname, p) for p in exclude):
@@ -173,11 +176,12 @@ def _external_libraries(
         def allows(policy: Policy, soname=soname) -> bool:
             return policy.is_linux or soname in policy.whitelist(arch)
 
+        what, hint = why_missing(model, by_path.get(path), soname, copies)
         yield Constraint(
             rule="external-library",
             file=path,
-            what=f"needs {soname}, which the wheel does not provide",
-            hint="vendor it with `wheelcheck repair`, or --exclude it if the system or another wheel provides it",
+            what=what,
+            hint=hint,
             allows=allows,
             key=(soname,),
         )

@@ -13,7 +13,7 @@ from fnmatch import fnmatch
 
 from wheelcheck.audit.check_context import CheckContext, Fact
 from wheelcheck.wheel.library_resolution import LIBPYTHON
-from wheelcheck.data import system_drivers
+from wheelcheck.data import driver_loaders, system_drivers
 from wheelcheck.elf.elf_info import ElfInfo, is_dynamic_loader
 from wheelcheck.policy.policy_model import Policy
 from wheelcheck.audit.findings import Finding
@@ -60,7 +60,8 @@ def _allowed_names(ctx: CheckContext) -> frozenset[str]:
 
 def check_runtime_deps(ctx: CheckContext) -> Iterator[Finding | Fact]:
     drivers = drivers_of(ctx.policies or (ctx.policy,))
-    driver_stems = {_stem(d): d for d in drivers}  # libcuda.so.535.104.05 is libcuda.so.1 all the same
+    # libcuda.so.535.104.05 is libcuda.so.1 all the same; a vendor-neutral loader (libOpenCL) may be shipped
+    driver_stems = {_stem(d): d for d in drivers - driver_loaders()}
     shipped: dict[str, str] = {}
     stems: dict[str, str] = {}
     for elf in ctx.model.elves:

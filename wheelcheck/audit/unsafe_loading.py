@@ -69,13 +69,13 @@ def _judge_entry(model: WheelModel, elf: ElfInfo, tag: str, entry: str) -> Findi
             "point it at a directory of the wheel ($ORIGIN/../<pkg>.libs), or drop it")
     if not entry.startswith("/"):
         return Finding(
-            "rpath-relative", "error", elf.path,
+            "rpath-relative", "warning", elf.path,
             f"{tag} {entry} is relative to the process's working directory: running Python from a directory "
             f"holding a library of that name loads it",
             "use $ORIGIN-relative entries ($ORIGIN/../lib), or drop it (repair rewrites it)")
     if any(entry == d or entry.startswith(d + "/") for d in WORLD_WRITABLE):
         return Finding(
-            "rpath-world-writable", "error", elf.path,
+            "rpath-world-writable", "warning", elf.path,
             f"{tag} {entry} is in a world-writable place: any local user can put a library there that "
             f"the loader will pick up",
             "drop the entry (it is a build directory); use $ORIGIN-relative entries for the wheel's own libraries")

@@ -69,7 +69,7 @@ def assess(model: WheelModel, options: AuditOptions) -> Judgement:
     policies = options.policies.for_platform(libc, arch)
     resolution = resolve(model, elves)
     constraints = collect_constraints(
-        elves, resolution, arch, options.exclude, model.in_purelib, options.external, policies)
+        model, elves, resolution, arch, options.exclude, options.external, policies)
     if not options.isa_check:
         constraints = [c for c in constraints if c.rule != "isa-level"]
 

@@ -8,6 +8,10 @@ made unique by its content hash, auditwheel's scheme: ``libfoo.so.1.2`` with sha
 DT_NEEDED (and in its version needs) and a DT_RPATH that reaches ``<dist>.libs`` through ``$ORIGIN``, keeping
 the RPATH entries that point inside the wheel and dropping those that point outside.
 
+A file that needs a library the wheel ships elsewhere, out of reach of its RPATH/RUNPATH (``torch/bin/x``
+needs ``torch/lib/libc10.so``, RUNPATH ``$ORIGIN``), gets the ``$ORIGIN``-relative entry that reaches the
+shipped copy (``$ORIGIN/../lib``) rather than a second copy from the host.
+
 An ELF executable in ``<name>.data/scripts/`` is installed into a bin directory whose distance from
 site-packages is not fixed, so no ``$ORIGIN`` path can reach the libraries from there. Like auditwheel, the
 plan moves it into ``<dist>.scripts/`` (in site-packages) and leaves a Python launcher in its place.
@@ -25,6 +29,7 @@ from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.wheel.library_resolution import LIBPYTHON, Resolution, rpath_directory
 from wheelcheck.elf.elf_info import ElfInfo, is_dynamic_loader
 from wheelcheck.elf.elf_patch import ElfPatch
+from wheelcheck.audit.library_reach import shipped_copies, unreached
 from wheelcheck.errors import RepairError
 from wheelcheck.host.host_library_search import HostLibrary, Located
 from wheelcheck.policy.policy_model import Policy
@@ -51,6 +56,7 @@ class MemberEdit:
     moved_to: str | None = None  # an ELF script moved into <dist>.scripts/ (a launcher takes its place)
     rpath_before: tuple[str, ...] = ()
     dropped_rpath: tuple[str, ...] = ()  # entries pointing outside the wheel
+    reached: tuple[tuple[str, str], ...] = ()  # (soname, shipped member) that a new RPATH entry now finds
 
 
 @dataclass(frozen=True)
@@ -139,8 +145,9 @@ def make_plan(
         graftable(soname)  # records why it stays outside
     chosen, missing = _closure(located, graftable, exclude, kept)
     grafts, renames = _grafts(chosen, libs_dir, set(model.members))
+    copies = shipped_copies(elves)
     edits = [edit for elf in elves
-             if (edit := _edit(model, elf, resolution, renames, libs_dir, dist)) is not None]
+             if (edit := _edit(model, elf, resolution, renames, libs_dir, dist, copies)) is not None]
     return RepairPlan(policy=policy, libs_dir=libs_dir, grafts=grafts, edits=tuple(edits), renames=renames,
                       kept=tuple(sorted(kept.items())), missing=tuple(sorted(missing.items())))
 
@@ -187,28 +194,42 @@ def _grafts(chosen: dict[str, HostLibrary], libs_dir: str, members: set[str]):
 
 
 def _edit(model: WheelModel, elf: ElfInfo, resolution: Resolution, renames: dict[str, str], libs_dir: str,
-          dist: str) -> MemberEdit | None:
+          dist: str, copies: dict[str, list[ElfInfo]]) -> MemberEdit | None:
     direct = tuple((n, renames[n]) for n in elf.needed if n in renames and (elf.path, n) not in resolution.provided)
     removed = tuple(n for n in elf.needed if LIBPYTHON.match(n))
-    if not direct and not removed:
+    # copies in site-packages, for files in site-packages or scripts (moved there); other files under .data/
+    # are at no fixed distance from anything
+    reachable = model.install_path(elf.path).startswith("/sp/") or _script_home(model, elf.path, dist)
+    shipped = tuple((n, found.shipped) for n in elf.needed if reachable and (elf.path, n) in resolution.unresolved
+                    and (found := unreached(model, elf, n, copies)) is not None
+                    and model.install_path(found.shipped).startswith("/sp/"))
+    if not direct and not removed and not shipped:
         return None
-    moved_to = _script_home(model, elf.path, dist) if direct else None
+    moved_to = _script_home(model, elf.path, dist) if direct or shipped else None
     location = moved_to or elf.path
     before = tuple(dict.fromkeys(elf.rpath + elf.runpath))
     rpath = None
     dropped: tuple[str, ...] = ()
-    if direct:
+    if direct or shipped:
         home = model.install_path(location)
         if not home.startswith("/sp/"):
             raise RepairError(elf.path, "is installed outside site-packages, so no $ORIGIN path can reach "
-                                        "the vendored libraries")
+                                        + ("the vendored libraries" if direct else
+                                           f"{', '.join(m for _, m in shipped)}"))
         kept = tuple(e for e in before if rpath_directory(model, location, e) is not None)
         dropped = tuple(e for e in before if e not in kept)
-        own = "$ORIGIN/" + posixpath.relpath("/sp/" + libs_dir, posixpath.dirname(home))
-        wanted = tuple(dict.fromkeys(kept + (own,)))
+        own = ("$ORIGIN/" + posixpath.relpath("/sp/" + libs_dir, posixpath.dirname(home)),) if direct else ()
+        reach = tuple(_origin_entry(posixpath.dirname(home), posixpath.dirname(model.install_path(member)))
+                      for _, member in shipped)
+        wanted = tuple(dict.fromkeys(kept + reach + own))
         rpath = wanted if (wanted != elf.rpath or elf.runpath) else None
     patch = ElfPatch(replace_needed=direct, remove_needed=removed, rpath=rpath)
-    return MemberEdit(elf.path, patch, moved_to, before, dropped)
+    return MemberEdit(elf.path, patch, moved_to, before, dropped, shipped)
+
+
+def _origin_entry(home: str, there: str) -> str:
+    relative = posixpath.relpath(there, home)
+    return "$ORIGIN" if relative == "." else f"$ORIGIN/{relative}"
 
 
 def _script_home(model: WheelModel, member: str, dist: str) -> str | None:

@@ -19,6 +19,15 @@ from wheelcheck.wheel.record import record_digest
 
 __all__ = ["scan_wheel", "PARALLEL_THRESHOLD", "Progress"]
 
+# GNU ld scripts named like libraries (intel-cmplr-lib-rt's libintlc.so is "INPUT (libintlc.so.5)"): only the
+# link editor reads them, the loader never does, so they are not the wheel's ELF files and not bad input
+_LINKER_SCRIPT_STARTS = (b"/* GNU ld script", b"INPUT", b"GROUP", b"OUTPUT_FORMAT", b"SEARCH_DIR")
+
+
+def _is_linker_script(head: bytes) -> bool:
+    text = head.lstrip()
+    return text.startswith(_LINKER_SCRIPT_STARTS) and b"\0" not in head
+
 PARALLEL_THRESHOLD = 16 << 20  # below this much ELF data, starting processes costs more than it saves
 BATCHES_PER_WORKER_WITH_PROGRESS = 4  # smaller batches so progress moves; each batch reopens the zip
 
@@ -43,7 +52,7 @@ def scan_wheel(path: str | Path, jobs: int | None = None, progress: Progress | N
                 continue
             if member.file_size >= 4 and is_elf(reader.head(name)):
                 candidates.append(member)
-            elif looks_like_shared_object(name):
+            elif looks_like_shared_object(name) and not _is_linker_script(reader.head(name, 256)):
                 raise BadElfError(f"{reader.path}:{name}", "named like a shared object but is not an ELF file")
         jobs_wanted = [(m.filename, record.algorithm(m.filename)) for m in candidates]
         total = sum(m.file_size for m in candidates)

@@ -1,0 +1,212 @@
+"""Libraries the wheel ships but a file cannot reach, libraries of another distribution, and ELF files in
+purelib: built with gcc, judged by wheelcheck and auditwheel, repaired, pip-installed and imported.
+
+- unreachable: ``pkg/_reach`` (RUNPATH ``$ORIGIN``) needs libalpha.so.1, shipped as ``pkg/lib/libalpha.so.1``.
+  The finding names the shipped copy and the entry that reaches it; repair adds that entry instead of
+  grafting a second copy, and the repaired wheel imports in a fresh venv.
+- foreign: ``plugin/_plug`` (RPATH ``$ORIGIN/../hostdist/lib``) needs libalpha.so.1 from the distribution
+  ``hostdist`` it requires. The finding says so and suggests --exclude; installed together, it imports.
+- purelib: an extension in a Root-Is-Purelib wheel keeps its manylinux tag (auditwheel agrees), is
+  warned about, and imports once pip-installed.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.repair_scenario import EXT_SUFFIX, python_tag
+from tests.fixtures.sources import extension_source
+from tests.fixtures.wheels import build_wheel, dist_info
+from tests.helpers import audit_one, auditwheel_show, by_rule, make_venv, pip_install, repair_json
+
+USE_ALPHA = dict(body_c="    return alpha_value();", prelude="extern int alpha_value(void);\n")
+ALPHA_TIMES = 42  # alpha_value() = beta_value() * 6 = 42
+
+
+def _clean_env() -> dict:
+    return {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "PYTHONPATH")}
+
+
+def _call(python: Path, module: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([str(python), "-c", f"import {module} as m; print(m.call())"], capture_output=True,
+                          text=True, cwd=cwd, env=_clean_env(), timeout=120)
+
+
+def _metadata(name: str, requires: tuple[str, ...] = ()) -> bytes:
+    lines = ["Metadata-Version: 2.1", f"Name: {name}", "Version: 1.0"] + [f"Requires-Dist: {r}" for r in requires]
+    return ("\n".join(lines) + "\n").encode()
+
+
+@pytest.fixture(scope="module")
+def unreachable(build, tmp_path_factory) -> Path:
+    alpha, beta = build.alpha_beta()
+    ext = build.compile_c(extension_source("_reach", **USE_ALPHA), "_reach.so", libs=(alpha,),
+                          flags=("-Wl,-rpath,$ORIGIN", "-Wl,--enable-new-dtags"))
+    tag = python_tag()
+    return build_wheel(tmp_path_factory.mktemp("unreachable"), "reach", "1.0", f"{tag}-{tag}-linux_x86_64", {
+        "pkg/__init__.py": b"",
+        f"pkg/_reach{EXT_SUFFIX}": ext,
+        "pkg/lib/libalpha.so.1": alpha,
+        "pkg/lib/libbeta.so.1": beta,
+    })
+
+
+def test_unreachable_finding_names_the_shipped_copy_and_the_fix(unreachable):
+    report = audit_one(unreachable)
+    (finding,) = by_rule(report, "external-library")
+    assert finding.file == f"pkg/_reach{EXT_SUFFIX}"
+    assert finding.message.startswith(
+        "needs libalpha.so.1; the wheel ships pkg/lib/libalpha.so.1, but this file's RUNPATH $ORIGIN "
+        "($ORIGIN = pkg) does not reach it")
+    assert "$ORIGIN/lib" in finding.hint
+    # auditwheel does not find it either: the same tag and the same external library
+    theirs = auditwheel_show(unreachable)
+    assert report.best_tag == theirs["overall_tag"] == "linux_x86_64"
+    assert report.external_libs == sorted(theirs["external_libs"]) == ["libalpha.so.1"]
+
+
+def test_repair_reaches_the_shipped_copy_and_the_wheel_imports(unreachable, tmp_path):
+    proc, doc = repair_json(unreachable, "-w", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    (wheel,) = doc["wheels"]
+    assert wheel["grafted"] == []  # no second copy from the host
+    (patched,) = wheel["patched"]
+    assert patched["member"] == f"pkg/_reach{EXT_SUFFIX}"
+    assert patched["rpath_after"] == ["$ORIGIN", "$ORIGIN/lib"]
+    repaired = Path(wheel["output"])
+    with zipfile.ZipFile(repaired) as zf:
+        assert not [n for n in zf.namelist() if ".libs/" in n]
+    assert auditwheel_show(repaired)["overall_tag"] == audit_one(repaired).best_tag != "linux_x86_64"
+
+    python = make_venv(tmp_path / "venv")
+    installed = pip_install(python, repaired)
+    assert installed.returncode == 0, installed.stderr
+    proc = _call(python, "pkg._reach", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == str(ALPHA_TIMES)
+
+
+def test_the_unrepaired_wheel_does_not_import(unreachable, tmp_path):
+    """The control: the loader really does not find the shipped copy, so the finding is not a false alarm."""
+    python = make_venv(tmp_path / "venv")
+    assert pip_install(python, unreachable).returncode == 0
+    proc = _call(python, "pkg._reach", tmp_path)
+    assert proc.returncode != 0 and "libalpha.so.1" in proc.stderr
+
+
+@pytest.fixture(scope="module")
+def plugin_and_host(build, tmp_path_factory) -> tuple[Path, Path]:
+    alpha, beta = build.alpha_beta()
+    root = tmp_path_factory.mktemp("foreign")
+    tag = python_tag()
+    host = build_wheel(root, "hostdist", "1.0", "py3-none-manylinux_2_17_x86_64", {
+        "hostdist/__init__.py": b"",
+        "hostdist/lib/libalpha.so.1": alpha,
+        "hostdist/lib/libbeta.so.1": beta,
+        f"{dist_info('hostdist', '1.0')}/METADATA": _metadata("hostdist"),
+    })
+    ext = build.compile_c(extension_source("_plug", **USE_ALPHA), "_plug.so", libs=(alpha,),
+                          flags=("-Wl,-rpath,$ORIGIN/../hostdist/lib", "-Wl,--disable-new-dtags"))
+    plugin = build_wheel(root, "plugin", "1.0", f"{tag}-{tag}-linux_x86_64", {
+        "plugin/__init__.py": b"",
+        f"plugin/_plug{EXT_SUFFIX}": ext,
+        f"{dist_info('plugin', '1.0')}/METADATA": _metadata("plugin", ("hostdist>=1.0",)),
+    })
+    return plugin, host
+
+
+def test_foreign_library_names_the_distribution_and_the_exclude(plugin_and_host):
+    plugin, _ = plugin_and_host
+    report = audit_one(plugin)
+    (finding,) = by_rule(report, "external-library")
+    assert "its RPATH leads to hostdist/lib, where hostdist (in Requires-Dist) installs its files" in finding.message
+    assert "--exclude 'libalpha.so.1'" in finding.hint
+    assert report.best_tag == auditwheel_show(plugin)["overall_tag"] == "linux_x86_64"
+    excluded = audit_one(plugin, exclude=("libalpha.so.1",))
+    assert excluded.best_tag.startswith("manylinux_") and not by_rule(excluded, "external-library")
+
+
+def test_foreign_library_loads_from_the_required_distribution(plugin_and_host, tmp_path):
+    plugin, host = plugin_and_host
+    python = make_venv(tmp_path / "venv")
+    for wheel in (host, plugin):
+        proc = pip_install(python, wheel)
+        assert proc.returncode == 0, proc.stderr
+    proc = _call(python, "plugin._plug", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == str(ALPHA_TIMES)
+
+
+@pytest.fixture(scope="module")
+def purelib(build, tmp_path_factory) -> Path:
+    ext = build.compile_c(extension_source("_pure"), "_pure.so")
+    return build_wheel(tmp_path_factory.mktemp("purelib"), "purebin", "1.0", "py3-none-manylinux_2_17_x86_64",
+                       {"purebin/__init__.py": b"", f"purebin/_pure{EXT_SUFFIX}": ext}, root_is_purelib=True)
+
+
+def test_elf_in_purelib_warns_and_keeps_the_tag(purelib):
+    report = audit_one(purelib)
+    (finding,) = by_rule(report, "elf-in-purelib")
+    assert finding.severity == "warning" and "Root-Is-Purelib: true" in finding.message
+    assert report.passed
+    assert report.best_tag == auditwheel_show(purelib)["overall_tag"]
+    assert report.best_tag.startswith("manylinux_")
+
+
+def test_elf_in_purelib_installs_and_imports(purelib, tmp_path):
+    python = make_venv(tmp_path / "venv")
+    proc = pip_install(python, purelib)
+    assert proc.returncode == 0, proc.stderr
+    proc = _call(python, "purebin._pure", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "42"
+
+
+def test_repair_moves_a_purelib_wheel_to_platlib(purelib, tmp_path):
+    proc, doc = repair_json(purelib, "-w", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    with zipfile.ZipFile(doc["wheels"][0]["output"]) as zf:
+        wheel_text = zf.read(f"{dist_info('purebin', '1.0')}/WHEEL").decode()
+    assert "Root-Is-Purelib: false" in wheel_text
+    assert not by_rule(audit_one(Path(doc["wheels"][0]["output"])), "elf-in-purelib")
+    assert doc["wheels"][0]["status"] == "repaired"
+
+
+TOOL_SRC = """\
+#include <stdio.h>
+extern int alpha_value(void);
+int main(void) { printf("alpha=%d\\n", alpha_value()); return 0; }
+"""
+
+
+def test_a_script_that_cannot_reach_the_shipped_library_is_moved_and_reaches_it(build, tmp_path):
+    """An ELF executable in .data/scripts lands at no fixed distance from site-packages: repair moves it
+    beside the package (a launcher takes its place) and gives it the path to the shipped copy."""
+    alpha, beta = build.alpha_beta()
+    tool = build.compile_c(TOOL_SRC, "reach-tool", shared=False, libs=(alpha,),
+                           flags=(f"-Wl,-rpath-link,{beta.parent}",))
+    wheel = build_wheel(tmp_path, "reachtool", "1.0", "py3-none-linux_x86_64", {
+        "reachtool/__init__.py": b"",
+        "reachtool/lib/libalpha.so.1": alpha,
+        "reachtool/lib/libbeta.so.1": beta,
+        "reachtool-1.0.data/scripts/reach-tool": tool,
+    })
+    (finding,) = by_rule(audit_one(wheel), "external-library")
+    assert finding.message.startswith("needs libalpha.so.1; the wheel ships reachtool/lib/libalpha.so.1, but this "
+                                      "file, which has no RPATH or RUNPATH ($ORIGIN = the scripts directory),")
+    proc, doc = repair_json(wheel, "-w", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    (patched,) = doc["wheels"][0]["patched"]
+    assert patched["moved_to"] == "reachtool.scripts/reach-tool"
+    assert patched["rpath_after"] == ["$ORIGIN/../reachtool/lib"] and doc["wheels"][0]["grafted"] == []
+    python = make_venv(tmp_path / "venv")
+    installed = pip_install(python, Path(doc["wheels"][0]["output"]))
+    assert installed.returncode == 0, installed.stderr
+    run = subprocess.run([str(python.parent / "reach-tool")], capture_output=True, text=True, cwd=tmp_path,
+                         env=_clean_env(), timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == f"alpha={ALPHA_TIMES}"

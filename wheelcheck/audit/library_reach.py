@@ -1,0 +1,167 @@
+"""Why a library the wheel needs is not found inside it, in words a user can act on.
+
+Two cases deserve more than "the wheel does not provide it":
+- the wheel ships a file with that soname, but the needing file's RPATH/RUNPATH does not lead to its
+  directory (``torch/bin/x`` needs libc10.so, shipped as ``torch/lib/libc10.so``, RUNPATH ``$ORIGIN``): the
+  ``$ORIGIN``-relative entry that reaches it is the fix, and what ``wheelcheck repair`` adds;
+- the needing file's RPATH points into a directory of site-packages that the wheel does not ship
+  (``$ORIGIN/../torch/lib``): another distribution provides the library at run time. When Requires-Dist names
+  that distribution, the user's fix is ``--exclude`` of the soname, as auditwheel users do by hand.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from wheelcheck.elf.elf_info import ElfInfo
+from wheelcheck.wheel.wheel_model import WheelModel
+from wheelcheck.wheel.library_resolution import rpath_directory
+
+__all__ = ["Unreached", "ForeignDirectories", "shipped_copies", "unreached", "foreign_directories", "why_missing"]
+
+
+@dataclass(frozen=True)
+class Unreached:
+    needer: str  # the member that needs the library
+    soname: str
+    shipped: str  # the member that provides it
+    entry: str | None  # the $ORIGIN-relative RPATH entry that reaches it; None when no such entry can
+    searched: str  # what the needer's own search path is, in words
+
+
+@dataclass(frozen=True)
+class ForeignDirectories:
+    needer: str
+    soname: str
+    directories: tuple[str, ...]  # site-packages directories of the RPATH that the wheel does not ship
+    required: tuple[str, ...]  # the Requires-Dist names that may install them (named like the directory)
+
+
+def shipped_copies(elves: list[ElfInfo]) -> dict[str, list[ElfInfo]]:
+    """The wheel's ELF files by the names the loader would take them for (SONAME, and file name)."""
+    copies: dict[str, list[ElfInfo]] = {}
+    for elf in elves:
+        for name in dict.fromkeys(n for n in (elf.soname, posixpath.basename(elf.path)) if n):
+            copies.setdefault(name, []).append(elf)
+    return copies
+
+
+def unreached(model: WheelModel, needer: ElfInfo, soname: str,
+              copies: dict[str, list[ElfInfo]]) -> Unreached | None:
+    """The wheel's own copy of ``soname`` that ``needer`` does not find, or None when it ships none."""
+    candidates = [c for c in copies.get(soname, ()) if c.path != needer.path and _same_machine(c, needer)]
+    if not candidates:
+        return None
+    home = posixpath.dirname(model.install_path(needer.path))
+    shipped = min(candidates, key=lambda c: (_distance(home, c, model), c.path))
+    entry = None
+    there = posixpath.dirname(model.install_path(shipped.path))
+    if _in_site_packages(home) and _in_site_packages(there):
+        # scripts and data files land at no fixed distance from site-packages: no $ORIGIN path between
+        relative = posixpath.relpath(there, home)
+        entry = "$ORIGIN" if relative == "." else f"$ORIGIN/{relative}"
+    return Unreached(needer.path, soname, shipped.path, entry, _searched(needer, home))
+
+
+def foreign_directories(model: WheelModel, needer: ElfInfo, soname: str) -> ForeignDirectories | None:
+    """The directories of ``needer``'s RPATH/RUNPATH inside site-packages that the wheel ships nothing in
+    and that a distribution of its Requires-Dist is named like; None when there is none (build-tree
+    leftovers such as Bazel's ``_solib_local`` name no distribution, and say nothing about the library)."""
+    shipped_dirs = {posixpath.dirname(model.install_path(m)) for m in model.members}
+    required = _requirements(model)
+    directories: list[str] = []
+    owners: list[str] = []
+    for entry in needer.rpath + needer.runpath:
+        directory = rpath_directory(model, needer.path, entry)
+        if directory is None or not directory.startswith("/sp/") or any(
+                d == directory or d.startswith(directory + "/") for d in shipped_dirs):
+            continue
+        named = _owners(directory[len("/sp/"):], required)
+        if named:
+            directories.append(directory[len("/sp/"):])
+            owners += named
+    if not directories:
+        return None
+    return ForeignDirectories(needer.path, soname, tuple(dict.fromkeys(directories)), tuple(dict.fromkeys(owners)))
+
+
+def why_missing(model: WheelModel, needer: ElfInfo | None, soname: str,
+                copies: dict[str, list[ElfInfo]]) -> tuple[str, str]:
+    """(what, hint) of an external-library finding."""
+    plain = (f"needs {soname}, which the wheel does not provide",
+             "vendor it with `wheelcheck repair`, or --exclude it if the system or another wheel provides it")
+    if needer is None:
+        return plain
+    found = unreached(model, needer, soname, copies)
+    if found is not None:
+        what = f"needs {soname}; the wheel ships {found.shipped}, but {found.searched} does not reach it"
+        if found.entry is None and not _in_site_packages(posixpath.dirname(model.install_path(found.shipped))):
+            return what, ("the copy is installed outside site-packages (.data/), at no fixed distance from this "
+                          "file: ship it beside the file, in site-packages")
+        if found.entry is None:
+            return what, ("an executable installed as a script lands at no fixed distance from site-packages: "
+                          "`wheelcheck repair` moves it beside the package and adds the path to it")
+        return what, (f"add {found.entry} to its RUNPATH (-Wl,-rpath,'{found.entry}'); "
+                      f"`wheelcheck repair` adds it")
+    foreign = foreign_directories(model, needer, soname)
+    if foreign is not None:
+        where, owners = ", ".join(foreign.directories), " or ".join(foreign.required)
+        return (f"needs {soname}, which the wheel does not provide; its RPATH leads to {where}, where "
+                f"{owners} (in Requires-Dist) installs its files",
+                f"if {owners} provides it, accept it with --exclude '{soname}' (the loader finds it there "
+                f"once {owners} is installed); otherwise vendor it with `wheelcheck repair`")
+    return plain
+
+
+def _in_site_packages(directory: str) -> bool:
+    return directory == "/sp" or directory.startswith("/sp/")
+
+
+def _searched(needer: ElfInfo, home: str) -> str:
+    if _in_site_packages(home):
+        where = f"$ORIGIN = {home[len('/sp/'):] or 'site-packages'}"
+    else:  # /bin, /data/...: the scheme's scripts or data directory, wherever the installer puts it
+        where = f"$ORIGIN = the {home.split('/')[1].replace('bin', 'scripts')} directory"
+    if needer.runpath:
+        return f"this file's RUNPATH {':'.join(needer.runpath)} ({where})"
+    if needer.rpath:
+        return f"this file's RPATH {':'.join(needer.rpath)} ({where})"
+    return f"this file, which has no RPATH or RUNPATH ({where}),"
+
+
+def _distance(home: str, candidate: ElfInfo, model: WheelModel) -> int:
+    there = posixpath.dirname(model.install_path(candidate.path))
+    return posixpath.relpath(there, home).count("/")
+
+
+def _same_machine(a: ElfInfo, b: ElfInfo) -> bool:
+    return (a.machine, a.elf_class, a.endianness) == (b.machine, b.elf_class, b.endianness)
+
+
+def _requirements(model: WheelModel) -> list[str]:
+    names = []
+    for line in model.requires_dist:
+        try:
+            names.append(canonicalize_name(Requirement(line).name))
+        except InvalidRequirement:
+            continue
+    return list(dict.fromkeys(names))
+
+
+def _owners(directory: str, required: list[str]) -> list[str]:
+    """The required distributions named like ``directory``: torch/lib -> torch; nvidia/cublas/lib ->
+    nvidia-cublas-cu12; nvidia/cu13/lib -> every nvidia-* (one namespace directory for many of them)."""
+    parts = [canonicalize_name(p) for p in directory.split("/") if p]
+    exact = [r for r in required if r == parts[0]]
+    if exact:
+        return exact
+    family = [r for r in required if r.startswith(f"{parts[0]}-")]
+    if len(parts) > 1:
+        closer = [r for r in family if r[len(parts[0]) + 1:].startswith(parts[1])]
+        if closer:
+            return closer
+    return family
