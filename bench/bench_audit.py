@@ -94,7 +94,7 @@ def wheelcheck_answer(stdout: str) -> tuple[str, dict]:
         return "error", {}
     if "error" in wheel:
         return "error", wheel
-    return wheel["best_tag"] or "pure", wheel
+    return wheel["deserved_tag"] or "pure", wheel
 
 
 def host_dependent(aw: dict, wc: dict) -> bool:

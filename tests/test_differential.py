@@ -13,7 +13,7 @@ import pytest
 from tests.fixtures.compile import ZIG_TARGETS
 from tests.fixtures.sources import extension_source, math_extension_source
 from tests.fixtures.wheels import build_wheel
-from tests.helpers import auditwheel_show
+from tests.helpers import AUDITWHEEL_BUNDLED, auditwheel_show
 from wheelcheck import audit
 
 NOT_PLATFORM = "not look like a platform wheel"
@@ -66,8 +66,8 @@ BUNDLED = [
 
 
 @pytest.mark.parametrize("name", BUNDLED)
-def test_auditwheel_bundled(shared_dir, name):
-    compare(shared_dir / "fixtures" / "auditwheel-bundled" / name)
+def test_auditwheel_bundled(name):
+    compare(AUDITWHEEL_BUNDLED / name)
 
 
 USES_LIBC = extension_source("plain", '    return getenv("WC_NONE") ? 1 : 42;', prelude="#include <stdlib.h>\n",

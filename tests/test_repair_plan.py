@@ -17,7 +17,7 @@ from tests.fixtures.repair_scenario import EXT_SUFFIX, python_tag
 from tests.fixtures.sources import extension_source
 from tests.fixtures.wheels import build_wheel
 from tests.helpers import files_but_sbom, repair_json
-from wheelcheck.repair.graft_plan import graft_name, launcher, never_grafted
+from wheelcheck.repair.graft_plan import launcher, never_grafted
 
 TAG = f"{python_tag()}-{python_tag()}-linux_x86_64"
 LIBPYTHON = f"libpython{sys.version_info.major}.{sys.version_info.minor}.so.1.0"
@@ -142,15 +142,6 @@ def test_auto_picks_the_policy_auditwheel_picks_when_grafting_more_would_not_hel
 
 
 # -- the plan's pure parts
-
-
-@pytest.mark.parametrize("filename, digest, expected", [
-    ("libfoo.so.1.2.3", "1a2b3c4d" + "0" * 56, "libfoo-1a2b3c4d.so.1.2.3"),
-    ("libfoo-1a2b3c4d.so.1", "1a2b3c4d" + "0" * 56, "libfoo-1a2b3c4d.so.1"),  # already carries its hash
-    ("libnodots", "deadbeef" + "0" * 56, "libnodots-deadbeef"),
-])
-def test_graft_name(filename, digest, expected):
-    assert graft_name(filename, digest) == expected
 
 
 def test_never_grafted():

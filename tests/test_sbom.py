@@ -24,7 +24,7 @@ from wheelcheck.api import sbom
 from wheelcheck.elf.version_strings import MAX_CANDIDATES, MAX_KEPT, version_strings
 from wheelcheck.report.audit_json import audit_schema
 from wheelcheck.report.sbom_spdx import render_spdx
-from wheelcheck.report.sbom_table import render_sbom_table
+from wheelcheck.report.sbom_text import render_sbom_text
 from wheelcheck.sbom.cyclonedx_json import cyclonedx_json
 
 TAG = f"{python_tag()}-{python_tag()}-linux_x86_64"
@@ -174,7 +174,7 @@ def test_documents_are_valid_in_each_format(vendored_wheel, tmp_path):
     dated = validate_cyclonedx(cyclonedx_json(boms, {"SOURCE_DATE_EPOCH": "1700000000"}))
     assert dated["metadata"]["timestamp"].startswith("2023-11-14T22:13:20")
     validate_spdx(render_spdx(boms, {"SOURCE_DATE_EPOCH": "1700000000"}), tmp_path)
-    table = [text for text, _ in render_sbom_table(boms)]
+    table = [line.text for line in render_sbom_text(boms)]
     assert table[0].endswith(": 1 third-party component") and "zlib" in table[2] and "vendored" in table[2]
 
 
@@ -206,7 +206,7 @@ def test_cli(vendored_wheel, tmp_path):
 def test_audit_json_lists_the_same_components(vendored_wheel):
     code, report = audit_json(vendored_wheel, "--format", "json")
     jsonschema.validate(report, audit_schema())
-    assert report["schema_version"] == 1 and report["schema_minor"] == 1
+    assert report["schema_version"] == 2 and report["schema_minor"] == 1
     (bom,) = sbom(vendored_wheel)
     assert report["wheels"][0]["components"] == [c.to_dict() for c in bom.components]
 

@@ -14,12 +14,12 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.wheel.library_resolution import rpath_directory
+from wheelcheck.wheel.requires_dist import required_name
 
 __all__ = ["Unreached", "ForeignDirectories", "shipped_copies", "unreached", "foreign_directories", "why_missing"]
 
@@ -143,13 +143,8 @@ def _same_machine(a: ElfInfo, b: ElfInfo) -> bool:
 
 
 def _requirements(model: WheelModel) -> list[str]:
-    names = []
-    for line in model.requires_dist:
-        try:
-            names.append(canonicalize_name(Requirement(line).name))
-        except InvalidRequirement:
-            continue
-    return list(dict.fromkeys(names))
+    names = (required_name(line) for line in model.requires_dist)
+    return list(dict.fromkeys(name for name in names if name))
 
 
 def _owners(directory: str, required: list[str]) -> list[str]:

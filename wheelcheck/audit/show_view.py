@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from wheelcheck.audit.verdict import AuditOptions, Judgement
+from wheelcheck.audit.audit_options import AuditOptions
+from wheelcheck.audit.verdict import Judgement
 from wheelcheck.policy.policy_model import Policy
 
 __all__ = ["ShowView", "show_view"]

@@ -7,16 +7,15 @@ import re
 import struct
 from array import array
 
-from elftools.common.exceptions import ELFError
 from elftools.elf.enums import ENUM_E_MACHINE, ENUM_E_TYPE, ENUM_EI_OSABI
 
 from wheelcheck.elf import _tables
 from wheelcheck.elf.arch import arch_of, x86_isa_level
 from wheelcheck.elf.elf_info import ElfInfo, SymbolTable, VersionNeed
 from wheelcheck.elf.version_strings import version_strings, version_symbols
-from wheelcheck.errors import BadElfError
+from wheelcheck.errors import BadElfError, ElfFormatError
 
-__all__ = ["ELF_MAGIC", "is_elf", "summarize", "summarize_hashed"]
+__all__ = ["ELF_MAGIC", "is_elf", "summarize", "summarize_hashed", "file_ranges"]
 
 ELF_MAGIC = b"\x7fELF"
 
@@ -37,9 +36,15 @@ PT_GNU_STACK = 0x6474E551
 # string, as a dlopen argument is ("libfoo.so.1" or "/opt/x/libfoo.so.1"). Text that merely mentions a
 # library ("ZLIB: /usr/lib/libz.so (ver 1.2.11)" in a build-information string) does not end there, nor
 # do format strings ("libfoo.so.%d"). Not anchored at the start: with tail merging, "libz.so.1" may be
-# stored only as the end of a longer string.
-_SONAME_STRING = re.compile(rb"lib[A-Za-z0-9_+\-][A-Za-z0-9_+.\-]*?\.so(?:\.[0-9]+)*(?=\x00)")
+# stored only as the end of a longer string. In one regex,
+#     lib[A-Za-z0-9_+\-][A-Za-z0-9_+.\-]*?\.so(?:\.[0-9]+)*(?=\x00)
+# backtracks quadratically over a long run of "liblib..."; _soname_matches finds the same strings from
+# the end (".so" before a NUL) back to the first "lib" of the run of name bytes before it.
+_SONAME_END = re.compile(rb"\.so(?:\.[0-9]+)*(?=\x00)")
+_NAME_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+-."
+_NOT_NAME = bytes(0 if i in _NAME_BYTES else 1 for i in range(256))  # translate table: 1 = ends a run
 _MAX_SONAME_STRINGS = 256  # a file naming more is not listing libraries to load
+_MAX_INTERP = 4096  # the kernel refuses a longer PT_INTERP (PATH_MAX)
 
 
 def is_elf(head: bytes) -> bool:
@@ -54,9 +59,9 @@ def summarize(data: bytes, path: str, sha256: str = "") -> ElfInfo:
         raise BadElfError(path, "not an ELF file (no ELF magic)")
     try:
         return _summarize(data, path, sha256)
-    except BadElfError:
-        raise
-    except (ELFError, struct.error, ValueError, IndexError, KeyError, AttributeError) as exc:
+    except ElfFormatError as exc:  # raised where the bytes are read, which do not know the file's name
+        raise BadElfError(path, f"truncated or malformed ELF file ({exc.problem})") from None
+    except (struct.error, OverflowError) as exc:  # a record unpacked past the end, or at an offset past any size
         raise BadElfError(path, f"truncated or malformed ELF file ({exc})") from None
 
 
@@ -78,6 +83,7 @@ def _summarize(data: bytes, path: str, sha256: str = "") -> ElfInfo:
     interpreter = None
     gnu_stack = exec_stack = False
     notes = []
+    note_bytes = 0  # PT_NOTE bytes walked: up to 65,535 program headers may all name the whole file
     for ptype, flags, offset, vaddr, filesz, align in _program_headers(data, header, elf_class, endian):
         if ptype in (PT_LOAD, PT_DYNAMIC, PT_NOTE, PT_INTERP) and offset + filesz > len(data):
             raise BadElfError(path, f"truncated ELF file: a segment ends at byte {offset + filesz}, "
@@ -87,12 +93,15 @@ def _summarize(data: bytes, path: str, sha256: str = "") -> ElfInfo:
             load_flags.append((flags, offset, filesz))
         elif ptype == PT_DYNAMIC:
             dynamic = (offset, filesz)
-        elif ptype == PT_INTERP:
-            interpreter = data[offset:offset + filesz].split(b"\0", 1)[0].decode("utf-8", "replace")
+        elif ptype == PT_INTERP and interpreter is None:  # the kernel reads the first one only
+            end = data.find(b"\0", offset, offset + min(filesz, _MAX_INTERP))
+            interpreter = bytes(data[offset:end if end >= 0 else offset + min(filesz, _MAX_INTERP)]).decode(
+                "utf-8", "replace")
         elif ptype == PT_GNU_STACK:
             gnu_stack = True
             exec_stack = bool(flags & PF_X)
-        elif ptype == PT_NOTE and arch == "x86_64":
+        elif ptype == PT_NOTE and arch == "x86_64" and note_bytes + filesz <= len(data):
+            note_bytes += filesz
             notes.append((data[offset:offset + filesz], align))
     if not gnu_stack and header["e_type"] in ("ET_DYN", "ET_EXEC"):
         exec_stack = True  # without PT_GNU_STACK the loader assumes an executable stack
@@ -104,7 +113,7 @@ def _summarize(data: bytes, path: str, sha256: str = "") -> ElfInfo:
         arch=arch, arch_problem=arch_problem, interpreter=interpreter, isa_level=isa_level,
         isa_problem=isa_problem, gnu_stack=gnu_stack, exec_stack=exec_stack,
         soname_strings=_soname_strings(data, load_flags),
-        version_strings=version_strings(data, _data_spans(load_flags)),
+        version_strings=version_strings(data, file_ranges(_data_spans(load_flags), len(data))),
         sha256=sha256,
     )
     if dynamic is None:
@@ -123,14 +132,14 @@ def _header(data: bytes) -> dict:
     library would be held twice) and read the section headers we do not need.
     """
     if len(data) < 52:
-        raise ValueError("shorter than an ELF header")
+        raise ElfFormatError(f"{len(data)!r} bytes are shorter than an ELF header")
     ei_class, ei_data, ei_osabi = data[4], data[5], data[7]
     if ei_class not in (1, 2) or ei_data not in (1, 2):
-        raise ValueError(f"bad ELF identification (class {ei_class}, data {ei_data})")
+        raise ElfFormatError(f"bad ELF identification (class {ei_class!r}, data {ei_data!r})")
     endian = "<" if ei_data == 1 else ">"
     fmt = endian + ("HHIQQQIHHHHHH" if ei_class == 2 else "HHIIIIIHHHHHH")
     if len(data) < 16 + struct.calcsize(fmt):
-        raise ValueError("shorter than an ELF header")
+        raise ElfFormatError(f"{len(data)!r} bytes are shorter than a {'64' if ei_class == 2 else '32'}-bit ELF header")
     (e_type, e_machine, _ver, _entry, e_phoff, _shoff, e_flags, _ehsize, e_phentsize, e_phnum,
      *_rest) = struct.unpack_from(fmt, data, 16)
     return {
@@ -165,21 +174,46 @@ def _soname_strings(data: bytes, load_flags: list[tuple[int, int, int]]) -> tupl
     if not chosen:
         chosen = [(off, size) for flags, off, size in load_flags if not flags & PF_W]
     found: dict[bytes, None] = {}
-    for off, size in chosen:
-        for match in _SONAME_STRING.finditer(data, off, min(off + size, len(data))):
-            found.setdefault(match.group(), None)
+    for start, end in file_ranges(chosen, len(data)):
+        for name in _soname_matches(data, start, end):
+            found.setdefault(name, None)
             if len(found) >= _MAX_SONAME_STRINGS:
                 return tuple(sorted(name.decode("ascii") for name in found))
     return tuple(sorted(name.decode("ascii") for name in found))
 
 
 def _data_spans(load_flags: list[tuple[int, int, int]]) -> list[tuple[int, int]]:
-    """The loaded data: non-executable PT_LOAD segments, read-only and writable (a version banner may be a
-    writable ``char[]``); the R+X segment too when no segment is read-only (rodata beside the code)."""
-    spans = [(off, off + size) for flags, off, size in load_flags if not flags & PF_X]
+    """(offset, size) of the loaded data: non-executable PT_LOAD segments, read-only and writable (a version
+    banner may be a writable ``char[]``); the R+X segment too when none is read-only (rodata beside the code)."""
+    spans = [(off, size) for flags, off, size in load_flags if not flags & PF_X]
     if not any(not flags & (PF_W | PF_X) for flags, _off, _size in load_flags):
-        spans += [(off, off + size) for flags, off, size in load_flags if flags & PF_X and not flags & PF_W]
-    return sorted(spans)
+        spans += [(off, size) for flags, off, size in load_flags if flags & PF_X and not flags & PF_W]
+    return spans
+
+
+def _soname_matches(data: bytes, start: int, end: int):
+    """The soname strings of data[start:end], in order, each found in time linear in the bytes."""
+    runs = data[start:end].translate(_NOT_NAME)  # 1 where a run of name bytes ends
+    for tail in _SONAME_END.finditer(data, start, end):
+        stop = tail.start()
+        run = runs.rfind(1, 0, stop - start) + 1 + start  # where the name bytes before ".so" begin
+        at = data.find(b"lib", run, stop - 3)
+        while at >= 0 and data[at + 3] == 0x2E:  # "lib." is no library name: try the next "lib"
+            at = data.find(b"lib", at + 1, stop - 3)
+        if at >= 0:
+            yield bytes(data[at:tail.end()])
+
+
+def file_ranges(spans, size: int) -> list[tuple[int, int]]:
+    """(start, end) file ranges covering the (offset, size) ``spans`` once each: overlapping segments
+    merged, so no byte is scanned twice however many program headers name it."""
+    merged: list[list[int]] = []
+    for start, end in sorted((off, min(off + length, size)) for off, length in spans if off < size):
+        if merged and start < merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        elif end > start:
+            merged.append([start, end])
+    return [(start, end) for start, end in merged]
 
 
 def _program_headers(data: bytes, header, elf_class: int, endian: str):
@@ -193,7 +227,7 @@ def _program_headers(data: bytes, header, elf_class: int, endian: str):
         order = lambda e: (e[0], e[6], e[1], e[2], e[4], e[7])  # noqa: E731
     size = struct.calcsize(fmt)
     if phnum and (phentsize < size or phoff + phnum * phentsize > len(data)):
-        raise ValueError("program headers lie outside the file")
+        raise ElfFormatError(f"the program headers ({phnum!r} of {phentsize!r} bytes at offset {phoff!r}) lie outside the file")
     return [order(struct.unpack_from(fmt, data, phoff + i * phentsize)) for i in range(phnum)]
 
 
@@ -261,7 +295,7 @@ def _symbol_versions(data: bytes, amap, symtab_offset: int, symtab: SymbolTable,
         (address,) = struct.unpack_from(endian + fmt, data, symtab_offset + (i + 1) * entsize + value_at)
         try:
             start = amap.offset(address)
-        except ValueError:
+        except ElfFormatError:
             continue
         value = _VERSION_VALUE.match(data, start, min(start + 64, len(data)))
         if value is not None and data[value.end():value.end() + 1] == b"\0":

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import struct
 
-from wheelcheck.elf.elf_summary import PT_DYNAMIC, PT_LOAD, _header, _program_headers
+from wheelcheck.elf.elf_summary import PT_DYNAMIC, PT_LOAD, _header, _program_headers, file_ranges
 
 __all__ = ["identifier_strings"]
 
@@ -26,10 +26,10 @@ def identifier_strings(data: bytes) -> frozenset[str]:
     phdrs = _program_headers(data, header, elf_class, endian)
     skip = _dynstr_range(data, phdrs, elf_class, endian)
     found: set[str] = set()
-    for ptype, flags, offset, _vaddr, filesz, _align in phdrs:
-        if ptype != PT_LOAD or flags & _PF_W:
-            continue
-        for start, end in _minus((offset, offset + filesz), skip):
+    read_only = [(offset, filesz) for ptype, flags, offset, _v, filesz, _a in phdrs
+                 if ptype == PT_LOAD and not flags & _PF_W]
+    for span in file_ranges(read_only, len(data)):  # each byte once, however many headers name it
+        for start, end in _minus(span, skip):
             found.update(m.decode("ascii") for m in _IDENT.findall(data, start, end))
     return frozenset(found)
 

@@ -1,8 +1,9 @@
 """Carry out a plan: copy and patch the grafted libraries, patch the wheel's files, write the launchers.
 
 Everything happens in memory and in private temporary files; the input wheel and the host libraries are
-only read. The result is the set of members to replace and to add, and the model of the wheel they make
-(each changed ELF file summarised again from its new bytes, so the re-audit judges what will be written).
+only read. The result is a new ``Changes`` (the members to replace and to add), and the model of the wheel
+they make (each changed ELF file summarised again from its new bytes, so the re-audit judges what will be
+written).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from packaging.tags import Tag
 
@@ -21,20 +22,13 @@ from wheelcheck.errors import RepairError
 from wheelcheck.host.host_library_search import Located
 from wheelcheck.repair.graft_plan import RepairPlan, launcher
 from wheelcheck.wheel.wheel_reader import WheelReader
-from wheelcheck.wheel.wheel_rebuild import NewMember
+from wheelcheck.wheel.wheel_rebuild import Changes, NewMember
 
-__all__ = ["Applied", "apply_plan", "repaired_model"]
-
-
-@dataclass
-class Applied:
-    replace: dict[str, bytes] = field(default_factory=dict)  # input members with new contents
-    add: dict[str, NewMember] = field(default_factory=dict)  # new members
-    elves: dict[str, bytes] = field(default_factory=dict)  # every changed or new ELF file, by output path
+__all__ = ["apply_plan", "repaired_model"]
 
 
 def apply_plan(plan: RepairPlan, reader: WheelReader, located: Located, *, workers: int = 0,
-               strip: tuple[str, ...] | None = None) -> Applied:
+               strip: tuple[str, ...] | None = None) -> Changes:
     """Patch what ``plan`` says; patchelf runs in parallel threads (each is its own process).
 
     ``strip``: members to strip (``strip -s``) besides the grafted libraries, or None not to strip at all.
@@ -61,37 +55,34 @@ def apply_plan(plan: RepairPlan, reader: WheelReader, located: Located, *, worke
 
     workers = workers or min(4, os.cpu_count() or 1)
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(jobs)))) as pool:
-        patched = list(pool.map(run, jobs))
-    applied = Applied()
+        patched = {path: data for (path, _, _, _), data in zip(jobs, pool.map(run, jobs))}
     modes = {e.filename: (e.external_attr >> 16) & 0o7777 for e in reader.entries}
-    for (path, _, _, _), data in zip(jobs, patched):
-        applied.elves[path] = data
-    for member in extra:
-        applied.replace[member] = applied.elves[member]
+    replace: dict[str, bytes] = {member: patched[member] for member in extra}
+    add: dict[str, NewMember] = {}
     for edit in plan.edits:
-        out = applied.elves[edit.moved_to or edit.member]
         if edit.moved_to:
-            applied.add[edit.moved_to] = NewMember(out, modes.get(edit.member) or 0o755)
-            applied.replace[edit.member] = launcher(edit.moved_to)
+            add[edit.moved_to] = NewMember(patched[edit.moved_to], modes.get(edit.member) or 0o755)
+            replace[edit.member] = launcher(edit.moved_to)
         else:
-            applied.replace[edit.member] = out
+            replace[edit.member] = patched[edit.member]
     for graft in plan.grafts:
         if not graft.in_wheel:
-            applied.add[graft.member] = NewMember(applied.elves[graft.member], 0o755)
-    return applied
+            add[graft.member] = NewMember(patched[graft.member], 0o755)
+    return Changes(replace, add)
 
 
-def repaired_model(model: WheelModel, plan: RepairPlan, applied: Applied, filename: str,
+def repaired_model(model: WheelModel, plan: RepairPlan, changes: Changes, filename: str,
                    tags: frozenset[Tag]) -> WheelModel:
     """The model of the wheel that will be written: changed ELF files summarised from their new bytes."""
     edits = {e.member: e.moved_to or e.member for e in plan.edits}
-    edits.update({m: m for m in applied.replace if m in applied.elves and m not in edits})  # stripped only
+    elf_paths = {elf.path for elf in model.elves}
+    edits.update({m: m for m in changes.replace if m in elf_paths and m not in edits})  # stripped only
     elves = []
     for elf in model.elves:
         path = edits.get(elf.path)
-        elves.append(elf if path is None else summarize_hashed(applied.elves[path], path))
-    elves += [summarize_hashed(applied.elves[g.member], g.member) for g in plan.grafts if not g.in_wheel]
-    members = model.members + tuple(name for name in applied.add if name not in model.members)
+        elves.append(elf if path is None else summarize_hashed(changes.data(path), path))
+    elves += [summarize_hashed(changes.data(g.member), g.member) for g in plan.grafts if not g.in_wheel]
+    members = model.members + tuple(name for name in changes.add if name not in model.members)
     return replace(model, filename=filename, tags=tags, elves=tuple(elves), members=members,
                    root_is_purelib=False, record_problems=())
 

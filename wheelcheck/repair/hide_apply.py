@@ -1,7 +1,7 @@
 """repair --hide-symbols: hide or rename the symbols of the wheel's vendored libraries in the output.
 
 Runs after the grafts are patched, on the files as they will be written: the plan comes from
-analysis.hiding (pure), the edits from elf.symbol_edit (LIEF). Libraries already in ``<dist>.libs/``
+repair.hide_plan (pure), the edits from elf.symbol_edit (LIEF). Libraries already in ``<dist>.libs/``
 are treated like the ones grafted now, so repairing an old auditwheel output hides its libraries too.
 """
 
@@ -10,7 +10,8 @@ from __future__ import annotations
 import hashlib
 import re
 import tempfile
-from dataclasses import replace
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from wheelcheck.repair.hide_plan import HidingPlan, plan_hiding
@@ -18,15 +19,14 @@ from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.data import load_table
 from wheelcheck.elf.rodata_strings import identifier_strings
 from wheelcheck.elf.elf_summary import summarize_hashed
-from wheelcheck.elf.symbol_edit import SymbolEditError, apply_symbol_edit
-from wheelcheck.errors import RepairError
-from wheelcheck.repair.graft_apply import Applied
+from wheelcheck.elf.symbol_edit import apply_symbol_edit
+from wheelcheck.errors import RepairError, SymbolEditError
+from wheelcheck.symbols.sonames import last_hash
 from wheelcheck.wheel.wheel_reader import WheelReader
-from wheelcheck.wheel.wheel_rebuild import NewMember
+from wheelcheck.wheel.wheel_rebuild import Changes
 
-__all__ = ["hide_symbols", "prefix_for", "RENAMED"]
+__all__ = ["Hidden", "hide_symbols", "prefix_for", "RENAMED"]
 
-_HASHED = re.compile(r"-([0-9a-f]{8})(?=\.so)")
 RENAMED = re.compile(r"^wc[0-9a-f]{8}_")  # what prefix_for makes: a name an earlier repair made unique
 _PY_STRING = re.compile(rb"""["']([A-Za-z_][A-Za-z0-9_]{2,200})["']""")
 
@@ -37,15 +37,26 @@ def prefix_for(member: str, data: bytes) -> str:
     Taken from the name when there is one, so that repairing the output again finds the same prefix and
     leaves the names alone (idempotence).
     """
-    found = _HASHED.search(member.rsplit("/", 1)[-1])
-    digest = found.group(1) if found else hashlib.sha256(data).hexdigest()[:8]
+    digest = last_hash(member.rsplit("/", 1)[-1]) or hashlib.sha256(data).hexdigest()[:8]
     return f"wc{digest}_"
 
 
-def hide_symbols(model: WheelModel, applied: Applied, reader: WheelReader, *, keep_patterns: tuple[str, ...] = (),
-                 extensions: bool = False, lib_sdir: str = ".libs") -> tuple[WheelModel, HidingPlan]:
-    """Edit the output's ELF files in ``applied``; return the model of the result and what was done."""
-    data = {e.path: applied.elves.get(e.path) or reader.read(e.path) for e in model.elves}
+@dataclass(frozen=True)
+class Hidden:
+    """What hiding did: the edited files' new bytes, the model of the wheel with them, and the plan."""
+
+    changed: Mapping[str, bytes]  # output path -> bytes with symbols hidden or renamed
+    model: WheelModel  # the wheel as it will be written, those files summarised again
+    plan: HidingPlan
+
+
+def hide_symbols(model: WheelModel, changes: Changes, reader: WheelReader, *, keep_patterns: tuple[str, ...] = (),
+                 extensions: bool = False, lib_sdir: str = ".libs") -> Hidden:
+    """Plan and make the symbol edits of the output's ELF files (``model``: the output as ``changes`` make it).
+
+    Neither argument is changed: the caller applies ``Hidden.changed`` on top of ``changes``.
+    """
+    data = {e.path: changes.data(e.path) or reader.read(e.path) for e in model.elves}
     targets = [path for path in data if _in_libs_dir(path, lib_sdir)]
     strings = frozenset().union(*(identifier_strings(blob) for blob in data.values()), _python_strings(reader))
     prefixes = {path: prefix_for(path, data[path]) for path in targets}
@@ -63,16 +74,10 @@ def hide_symbols(model: WheelModel, applied: Applied, reader: WheelReader, *, ke
             try:
                 apply_symbol_edit(scratch, edit)
             except SymbolEditError as exc:
-                raise RepairError(member, f"cannot hide its symbols ({exc})") from None
+                raise RepairError(member, f"cannot hide its symbols ({exc.problem})") from None
             changed[member] = scratch.read_bytes()
-    for member, blob in changed.items():
-        applied.elves[member] = blob
-        if member in applied.add:
-            applied.add[member] = NewMember(blob, applied.add[member].mode)
-        else:
-            applied.replace[member] = blob
     elves = tuple(summarize_hashed(changed[e.path], e.path) if e.path in changed else e for e in model.elves)
-    return replace(model, elves=elves), plan
+    return Hidden(changed, replace(model, elves=elves), plan)
 
 
 def default_keep() -> dict[str, str]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 
 from wheelcheck.audit.exposure import exposure_of
-from wheelcheck.audit.runtime_deps import unhashed
+from wheelcheck.symbols.sonames import unhashed
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.sbom.bill_of_materials import BillOfMaterials, Component, Evidence
 from wheelcheck.sbom.upstreams import (StatedVersion, Upstream, library_stem, stated_versions,

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from wheelcheck.audit.runtime_deps import unhashed
+from wheelcheck.symbols.sonames import unhashed
 from wheelcheck.data import load_table
 
 __all__ = ["Upstream", "upstreams", "upstream_of_library", "upstream_of_family", "stated_versions", "library_stem",

@@ -6,8 +6,18 @@ import base64
 import csv
 import hashlib
 import io
+from typing import NamedTuple
 
-__all__ = ["Record", "record_digest", "record_rows", "render_record", "ACCEPTED_HASHES"]
+__all__ = ["Record", "RecordRow", "record_digest", "record_rows", "render_record", "ACCEPTED_HASHES"]
+
+
+class RecordRow(NamedTuple):
+    """One row of RECORD: the member's path, ``<algo>=<urlsafe base64 digest>`` and its size in bytes
+    (both empty for RECORD itself)."""
+
+    path: str
+    hash: str
+    size: str
 
 # PEP 376/427: sha256 or stronger; md5 and sha1 are not acceptable
 ACCEPTED_HASHES = ("sha256", "sha384", "sha512")

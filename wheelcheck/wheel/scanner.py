@@ -7,17 +7,18 @@ import hashlib
 import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from email.parser import HeaderParser
 from pathlib import Path
 
 from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.elf.elf_summary import is_elf, summarize
-from wheelcheck.errors import BadElfError
+from wheelcheck.errors import BadElfError, BadWheelError
 from wheelcheck.wheel.wheel_reader import WheelReader, looks_like_shared_object
 from wheelcheck.wheel.record import record_digest
 
-__all__ = ["scan_wheel", "PARALLEL_THRESHOLD", "Progress"]
+__all__ = ["scan_wheel", "scan_reader", "PARALLEL_THRESHOLD", "Progress"]
 
 # GNU ld scripts named like libraries (intel-cmplr-lib-rt's libintlc.so is "INPUT (libintlc.so.5)"): only the
 # link editor reads them, the loader never does, so they are not the wheel's ELF files and not bad input
@@ -41,40 +42,45 @@ def scan_wheel(path: str | Path, jobs: int | None = None, progress: Progress | N
     ``progress``, if given, is called with (bytes done, bytes total) as ELF members are summarised.
     """
     with WheelReader(path) as reader:
-        dist_info = reader.dist_info
-        wheel_meta = HeaderParser().parsestr(reader.metadata_text("WHEEL") or "")
-        metadata = HeaderParser().parsestr(reader.metadata_text("METADATA") or "")
-        record = reader.record()
-        candidates = []
-        for member in reader.members:
-            name = member.filename
-            if name.startswith(dist_info + "/"):
-                continue
-            if member.file_size >= 4 and is_elf(reader.head(name)):
-                candidates.append(member)
-            elif looks_like_shared_object(name) and not _is_linker_script(reader.head(name, 256)):
-                raise BadElfError(f"{reader.path}:{name}", "named like a shared object but is not an ELF file")
-        jobs_wanted = [(m.filename, record.algorithm(m.filename)) for m in candidates]
-        total = sum(m.file_size for m in candidates)
-        results = _summarize_all(str(reader.path), jobs_wanted, reader, total, jobs, progress)
-        elves, problems = [], []
-        for (name, _algo), (info, digest) in zip(jobs_wanted, results):
-            elves.append(info)
-            problem = record.check(name, digest)
-            if problem:
-                problems.append((name, problem))
-        return WheelModel(
-            filename=reader.filename,
-            name=str(reader.name),
-            version=str(reader.version),
-            tags=frozenset(reader.tags),
-            elves=tuple(elves),
-            members=tuple(m.filename for m in reader.members),
-            root_is_purelib=wheel_meta.get("Root-Is-Purelib", "false").strip().lower() == "true",
-            data_dir=reader.data_dir(),
-            requires_dist=tuple(metadata.get_all("Requires-Dist") or ()),
-            record_problems=tuple(problems),
-        )
+        return scan_reader(reader, jobs, progress)
+
+
+def scan_reader(reader: WheelReader, jobs: int | None = None, progress: Progress | None = None) -> WheelModel:
+    """``scan_wheel`` of a wheel already open (repair reads it once, for the model and for the output)."""
+    dist_info = reader.dist_info
+    wheel_meta = HeaderParser().parsestr(reader.metadata_text("WHEEL") or "")
+    metadata = HeaderParser().parsestr(reader.metadata_text("METADATA") or "")
+    record = reader.record()
+    candidates = []
+    for member in reader.members:
+        name = member.filename
+        if name.startswith(dist_info + "/"):
+            continue
+        if member.file_size >= 4 and is_elf(reader.head(name)):
+            candidates.append(member)
+        elif looks_like_shared_object(name) and not _is_linker_script(reader.head(name, 256)):
+            raise BadElfError(f"{reader.path}:{name}", "named like a shared object but is not an ELF file")
+    jobs_wanted = [(m.filename, record.algorithm(m.filename)) for m in candidates]
+    total = sum(m.file_size for m in candidates)
+    results = _summarize_all(str(reader.path), jobs_wanted, reader, total, jobs, progress)
+    elves, problems = [], []
+    for (name, _algo), (info, digest) in zip(jobs_wanted, results):
+        elves.append(info)
+        problem = record.check(name, digest)
+        if problem:
+            problems.append((name, problem))
+    return WheelModel(
+        filename=reader.filename,
+        name=str(reader.name),
+        version=str(reader.version),
+        tags=frozenset(reader.tags),
+        elves=tuple(elves),
+        members=tuple(m.filename for m in reader.members),
+        root_is_purelib=wheel_meta.get("Root-Is-Purelib", "false").strip().lower() == "true",
+        data_dir=reader.data_dir(),
+        requires_dist=tuple(metadata.get_all("Requires-Dist") or ()),
+        record_problems=tuple(problems),
+    )
 
 
 def _summarize_all(wheel: str, wanted, reader: WheelReader, total: int, jobs: int | None,
@@ -106,7 +112,12 @@ def _summarize_all(wheel: str, wanted, reader: WheelReader, total: int, jobs: in
                    for batch, load in zip(batches, loads)}
         for future in as_completed(futures):
             batch, load = futures[future]
-            for i, result in zip(batch, future.result()):
+            try:
+                batch_results = future.result()
+            except BrokenProcessPool:  # killed (out of memory, a signal): no error came back to raise
+                raise BadWheelError(wheel, "a worker process died while reading the ELF members "
+                                           "(killed, or out of memory); --jobs 1 reads them in this process") from None
+            for i, result in zip(batch, batch_results):
                 results[i] = result
             done += load
             report(done, total)

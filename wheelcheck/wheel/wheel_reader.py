@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import lzma
 import re
 import stat
 import zipfile
@@ -11,6 +13,7 @@ from pathlib import Path
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from wheelcheck.errors import BadWheelError
+from wheelcheck.wheel._zipformat import FLAG_ENCRYPTED, lzma_dictionary_size
 from wheelcheck.wheel.record import Record
 
 __all__ = ["WheelReader", "MAX_MEMBER_SIZE", "MAX_TOTAL_SIZE", "MAX_RATIO"]
@@ -19,7 +22,13 @@ MAX_MEMBER_SIZE = 8 << 30  # the largest real wheel members (CUDA libraries) are
 MAX_TOTAL_SIZE = 32 << 30
 MAX_RATIO = 1000  # deflate tops out near 1032:1, reached only by runs of zeros: no real member
 RATIO_FLOOR = 16 << 20  # small members may have any ratio
-_CHUNK = 1 << 20  # inflate in pieces into one preallocated buffer: peak memory is the member, not twice it
+_CHUNK = 1 << 20  # inflate in pieces into one growing buffer: peak memory is the member, not twice it
+MAX_LZMA_DICTIONARY = 256 << 20  # xz's largest preset uses 64 MiB; the decoder allocates what is claimed
+MAX_TEXT_SIZE = 64 << 20  # METADATA, WHEEL, RECORD: the largest real ones are a few MB
+# What zipfile raises on a corrupt, truncated or unsupported member (a seek past 2**63, a name flagged
+# UTF-8 that is not, an unknown compression method, bad LZMA or bzip2 data)
+_MEMBER_ERRORS = (zipfile.BadZipFile, zlib.error, lzma.LZMAError, EOFError, NotImplementedError, OSError,
+                  ValueError, OverflowError)
 SO_NAME = re.compile(r"\.so(\.\d+)*$")
 
 
@@ -29,6 +38,8 @@ class WheelReader:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.filename = self.path.name
+        if not self.path.exists():  # said first: a missing file's name is beside the point
+            raise BadWheelError(str(path), "no such file")
         try:
             self.name, self.version, self.build, self.tags = parse_wheel_filename(self.filename)
         except InvalidWheelFilename as exc:
@@ -41,6 +52,10 @@ class WheelReader:
 
     def close(self) -> None:
         self._zip.close()
+
+    def fileno(self) -> int:
+        """The open wheel's file descriptor, for positional reads and raw copies (never moved by them)."""
+        return self._zip.fp.fileno()
 
     def __enter__(self) -> WheelReader:
         return self
@@ -68,49 +83,62 @@ class WheelReader:
             return _guard(self.path, name, lambda: f.read(size))
 
     def read(self, name: str) -> bytes:
-        """The whole member, inflated into one buffer of its declared size (no second copy)."""
+        """The whole member in one buffer that grows with the bytes inflated (never with the size the
+        zip declares: a 1 kB wheel may claim a 1 GiB member)."""
         size = self._by_name[name].file_size
-        buffer = bytearray(size)
-        view = memoryview(buffer)
-        got = 0
+        buffer = bytearray()
         with self._open(name) as f:
             while True:
                 chunk = _guard(self.path, name, lambda: f.read(_CHUNK))
                 if not chunk:
                     break
-                if got + len(chunk) > size:
-                    raise BadWheelError(str(self.path), f"member {name} holds more than the {size} bytes it declares")
-                view[got:got + len(chunk)] = chunk
-                got += len(chunk)
-        if got != size:
-            raise BadWheelError(str(self.path), f"member {name} holds {got} bytes, not the {size} it declares")
+                if len(buffer) + len(chunk) > size:
+                    raise BadWheelError(str(self.path),
+                                        f"member {name!r} holds more than the {size} bytes it declares")
+                buffer += chunk
+        if len(buffer) != size:
+            raise BadWheelError(str(self.path),
+                                f"member {name!r} holds {len(buffer)} bytes, not the {size} it declares")
         return buffer
 
     def read_text(self, name: str) -> str:
+        size = self._by_name[name].file_size
+        if size > MAX_TEXT_SIZE:
+            raise BadWheelError(str(self.path), f"{name!r} declares {size} bytes, too many for a metadata file")
         try:
             return self.read(name).decode("utf-8")
         except UnicodeDecodeError:
-            raise BadWheelError(str(self.path), f"{name} is not UTF-8 text") from None
+            raise BadWheelError(str(self.path), f"{name!r} is not UTF-8 text") from None
 
     def record(self) -> Record:
         name = f"{self.dist_info}/RECORD"
         if name not in self._by_name:
             return Record({})
-        return Record.parse(self.read_text(name))
+        try:
+            return Record.parse(self.read_text(name))
+        except csv.Error as exc:
+            raise BadWheelError(str(self.path), f"{name!r} is not valid CSV ({exc})") from None
 
     def metadata_text(self, basename: str) -> str | None:
         name = f"{self.dist_info}/{basename}"
         return self.read_text(name) if name in self._by_name else None
 
     def _open(self, name: str):
-        return _guard(self.path, name, lambda: self._zip.open(self._by_name[name]))
+        info = self._by_name[name]
+        if info.compress_type == zipfile.ZIP_LZMA:
+            with open(self.path, "rb") as f:
+                claimed = _guard(self.path, name, lambda: lzma_dictionary_size(f, info.header_offset))
+            if claimed is not None and claimed > MAX_LZMA_DICTIONARY:
+                raise BadWheelError(str(self.path), f"member {name!r} claims an LZMA dictionary of {claimed} "
+                                                    f"bytes (more than {MAX_LZMA_DICTIONARY})")
+        return _guard(self.path, name, lambda: self._zip.open(info))
 
 
 def _guard(path: Path, name: str, action):
     try:
         return action()
-    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, OSError) as exc:
-        raise BadWheelError(str(path), f"cannot read member {name} (truncated or corrupt: {exc})") from None
+    except _MEMBER_ERRORS as exc:
+        raise BadWheelError(str(path), f"cannot read member {name!r} (truncated or corrupt: {exc})") from None
 
 
 def _open_zip(path: Path) -> zipfile.ZipFile:
@@ -122,7 +150,9 @@ def _open_zip(path: Path) -> zipfile.ZipFile:
         raise BadWheelError(str(path), "is a directory, not a wheel") from None
     except zipfile.BadZipFile as exc:
         raise BadWheelError(str(path), _zip_problem(path, exc)) from None
-    except (OSError, EOFError, ValueError) as exc:
+    except NotImplementedError as exc:  # a central directory entry needs a zip version zipfile lacks
+        raise BadWheelError(str(path), f"unsupported zip feature ({exc})") from None
+    except (OSError, EOFError, ValueError, OverflowError) as exc:
         raise BadWheelError(str(path), f"cannot read the zip ({exc})") from None
 
 
@@ -149,6 +179,8 @@ def _checked_members(path: str, zf: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
         mode = info.external_attr >> 16
         if info.create_system == 3 and stat.S_ISLNK(mode):
             raise BadWheelError(path, f"member {name!r} is a symbolic link (wheels cannot carry links)")
+        if info.flag_bits & FLAG_ENCRYPTED:
+            raise BadWheelError(path, f"member {name!r} is encrypted (installers cannot read it)")
         if info.file_size > MAX_MEMBER_SIZE:
             raise BadWheelError(path, f"member {name!r} declares an absurd size of {info.file_size} bytes")
         if info.file_size > RATIO_FLOOR and info.file_size > MAX_RATIO * max(info.compress_size, 1):

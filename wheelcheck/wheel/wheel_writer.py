@@ -22,8 +22,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-from wheelcheck.errors import BadWheelError
+from wheelcheck.errors import BadWheelError, OutputError
 from wheelcheck.wheel import _zipformat as zf
+from wheelcheck.wheel.record import RecordRow, record_digest
 
 __all__ = ["ZipWriter", "atomic_output", "deflate"]
 
@@ -40,8 +41,9 @@ def deflate(data: bytes, level: int) -> bytes:
 class ZipWriter:
     """Write a zip member by member to ``out`` (an unbuffered binary file open for writing at offset 0)."""
 
-    def __init__(self, out: BinaryIO) -> None:
+    def __init__(self, out: BinaryIO, where: str = "zip") -> None:
         self._out = out
+        self._where = where  # the output's name, for messages
         self._offset = 0
         self._central: list[bytes] = []
         self._names: set[str] = set()
@@ -74,12 +76,17 @@ class ZipWriter:
                           info.external_attr, offset)
 
     def add(self, name: str, data: bytes, *, mode: int, date_time: tuple[int, int, int, int, int, int],
-            level: int) -> None:
-        """Write a new member: deflated at ``level``, Unix permissions ``mode`` (e.g. 0o755)."""
+            level: int) -> RecordRow:
+        """Write a new member: deflated at ``level``, Unix permissions ``mode`` (e.g. 0o755).
+
+        Returns its RECORD row, hashed from the very bytes deflated and CRC'd here: the row describes what
+        was written, as pypa/installer's destinations return the RecordEntry of each file.
+        """
         encoded, flags = _encode_name(name)
         self._begin(name)
-        compressed = deflate(data, level)
+        compressed = deflate(data, level)  # in one call: fed in pieces, level 0 would store other blocks
         crc = zlib.crc32(data)
+        row = RecordRow(name, record_digest(data), str(len(data)))
         dostime, dosdate = zf.dos_date_time(date_time)
         offset = self._offset
         self._write_local(encoded, flags, zipfile.ZIP_DEFLATED, dostime, dosdate, crc, len(compressed),
@@ -88,6 +95,7 @@ class ZipWriter:
         self._add_central(3 << 8 | _DEFAULT_VERSION, _DEFAULT_VERSION, flags, zipfile.ZIP_DEFLATED, dostime,
                           dosdate, crc, len(compressed), len(data), encoded, b"", b"", 0,
                           (stat.S_IFREG | mode) << 16, offset)
+        return row
 
     def finish(self, comment: bytes = b"") -> None:
         """Write the central directory and its end records."""
@@ -110,7 +118,7 @@ class ZipWriter:
 
     def _begin(self, name: str) -> None:
         if name in self._names:
-            raise ValueError(f"{name}: written twice")
+            raise OutputError(self._where, f"member {name!r} would be written twice")
         self._names.add(name)
 
     def _write_local(self, name: bytes, flags: int, method: int, dostime: int, dosdate: int, crc: int,
