@@ -26,6 +26,7 @@ LAYERS: list[set[str]] = [
     {"compat"},
     {"report"},
     {"api"},
+    {"census"},
     {"config"},
     {"cli"},
     {"__init__", "__main__"},

@@ -12,12 +12,14 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.fuzz.fixtures import elf_seeds  # noqa: F401  (fixture)
 from tests.fuzz.shapes import HOSTILE_NAMES
 from tests.fuzz.strategies import mangled_names
 from wheelcheck.elf.elf_summary import _soname_matches
 from wheelcheck.errors import BadWheelError, one_line
 from wheelcheck.symbols.families import _group_key, count_family, families, group_counts
 from wheelcheck.symbols.mangling import abi_neutral, has_new_abi, has_old_abi, lead, short_name
+from wheelcheck.wheel.record import record_rows, render_record
 from wheelcheck.wheel.requires_dist import required_name
 
 
@@ -54,16 +56,32 @@ def test_the_reported_names():
 
 # The soname pattern _soname_matches replaces: right, but quadratic on a long run of "liblib..."
 _REGEX = re.compile(rb"lib[A-Za-z0-9_+\-][A-Za-z0-9_+.\-]*?\.so(?:\.[0-9]+)*(?=\x00)")
-_PIECES = (b"lib", b"lib.", b".so", b".so.", b".1", b"12", b"\x00", b"x", b"-", b"+", b"_", b".", b"/", b" ",
-           b"libfoo.so.1\x00", b"\xff")
+_NOISE = (b"\x00", b"x", b"-", b"+", b"_", b".", b"/", b" ", b"%d", b"\xff", b"lib", b".so", b"lib.")
+_SONAME = st.builds(lambda stem, versions: b"lib" + stem + b".so" + b"".join(b"." + v for v in versions) + b"\x00",
+                    st.sampled_from((b"", b"c", b"z", b"m", b"dl", b"rt", b"lib", b".x", b"-1", b"foo", b"a.so")),
+                    st.lists(st.sampled_from((b"1", b"6", b"12", b"x", b"")), max_size=3))
 
 
-@given(st.lists(st.sampled_from(_PIECES), max_size=40).map(b"".join), st.integers(0, 8), st.integers(0, 8))
+@given(st.lists(st.one_of(st.sampled_from(_NOISE), _SONAME), max_size=30).map(b"".join),
+       st.integers(0, 8), st.integers(0, 8))
 def test_soname_matches_equal_the_regex(data, cut_start, cut_end):
     """Linear-time matching finds exactly what the old regex found, at every segment boundary."""
     start, end = min(cut_start, len(data)), max(min(cut_start, len(data)), len(data) - cut_end)
     expected = [m.group() for m in _REGEX.finditer(data, start, end)]
     assert list(_soname_matches(data, start, end)) == expected
+
+
+def test_soname_matches_short_names():
+    """One or two letters between "lib" and ".so" (libc, libz, libdl): a bound off by two once lost them."""
+    data = b"\x00libc.so.6\x00libz.so.1\x00libdl.so.2\x00lib.so\x00liblib.so\x00xlibm.so\x00libc.so.%d\x00"
+    expected = [m.group() for m in _REGEX.finditer(data)]
+    assert expected == [b"libc.so.6", b"libz.so.1", b"libdl.so.2", b"liblib.so", b"libm.so"]
+    assert list(_soname_matches(data, 0, len(data))) == expected
+
+
+def test_soname_matches_on_real_libraries(elf_seeds):
+    for name, seed in elf_seeds.items():
+        assert list(_soname_matches(seed, 0, len(seed))) == [m.group() for m in _REGEX.finditer(seed)], name
 
 
 @given(st.text(alphabet=st.sampled_from(["a", "/", ".", "\n", "\r", "\x1b", "\u2028", "\u2029", "\x85", "\x0b",
@@ -92,3 +110,12 @@ def test_requires_dist_lines_never_raise(line):
     """A Requires-Dist line is input: 3,000 nested parentheses once raised RecursionError in packaging."""
     name = required_name(line)
     assert name is None or name == name.lower()
+
+
+_ROW_TEXT = st.text(alphabet=st.sampled_from(["a", ",", '"', "\r", "\n", " ", "=", "\u2028", "\u00e9"]), max_size=8)
+
+
+@given(st.lists(st.tuples(_ROW_TEXT.filter(bool), _ROW_TEXT, _ROW_TEXT), max_size=6))
+def test_record_reads_back_what_it_writes(rows):
+    """Any member name (a carriage return in one was left unquoted once) survives RECORD both ways."""
+    assert record_rows(render_record(rows).decode("utf-8")) == rows

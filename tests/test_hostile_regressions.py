@@ -251,6 +251,16 @@ def test_names_in_errors_are_escaped(seeds, tmp_path, name):
     assert "\x1b" not in line
 
 
+def test_repair_writes_a_record_it_can_read(shape, tmp_path):
+    """A carriage return in a member name: csv.writer left it unquoted in the new RECORD (found by the
+    repair fuzzer), and the repaired wheel could not be read back."""
+    wheel = write(tmp_path, shape("ext-named-1:'a\\rb'"))
+    proc = wheelcheck("repair", "-w", tmp_path / "out", wheel, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    (written,) = (tmp_path / "out").iterdir()
+    assert_verdict(wheelcheck("audit", written, cwd=tmp_path))
+
+
 def test_newline_in_a_member_name_of_repair(seeds, tmp_path):
     archive = base_wheel(seeds["host"][:200])
     archive.members.insert(0, stored_member(f"fuzz/evil\n{DIST}/x.so".encode(), seeds["host"][:64]))

@@ -61,7 +61,7 @@ def test_the_fixture_symbols_are_that_new(libc_2_43):
 
 def test_wheel_gets_manylinux_2_43(new_glibc_wheel):
     [report] = audit(new_glibc_wheel).wheels
-    assert report.best_tag == "manylinux_2_43_x86_64"
+    assert report.deserved_tag == "manylinux_2_43_x86_64"
     assert report.versioned_symbols["libc.so.6"] == ["GLIBC_2.2.5", "GLIBC_2.42", "GLIBC_2.43"]
     [finding] = [f for f in report.findings if f.rule == "symbol-version" and "GLIBC_2.43" in f.message]
     assert list(finding.symbols) == ["umaxabs"]

@@ -86,7 +86,7 @@ def test_driver_needed_is_not_external(build, tmp_path):
     assert "libcuda.so.1" not in w.external_libs and not by_rule(w, "external-library")
     (f,) = by_rule(w, "driver-needed")
     assert f.file == EXT.format("usecuda") and f.severity == "info" and w.passed
-    assert w.best_tag.startswith("manylinux_")  # the driver does not drag the tag down to linux
+    assert w.deserved_tag.startswith("manylinux_")  # the driver does not drag the tag down to linux
     # auditwheel counts it as an external library (documented difference)
     assert "libcuda.so.1" in auditwheel_show(wheel).get("external_libs", {})
 

@@ -113,7 +113,8 @@ def test_zlib_loaded_dynamically_is_not_a_component(build, tmp_path):
     """A file that loads libz.so.1 is not carrying zlib, even holding zlib's banner (headers can put zlib's
     strings in any program): the string counts only in a file that does not load the library."""
     _needs(INCLUDE / "zlib.h")
-    banner = '__attribute__((used)) const char wc_banner[] = " deflate 1.2.13 Copyright 1995-2022 Jean-loup Gailly and Mark Adler ";\n'
+    banner = ('__attribute__((used)) const char wc_banner[] = '
+              '" deflate 1.2.13 Copyright 1995-2022 Jean-loup Gailly and Mark Adler ";\n')
     ext = build.compile_c(extension_source("_z", "    return wc_zlib();", prelude=ZLIB_USER + banner),
                           f"_z{EXT_SUFFIX}", libs=("z",))
     wheel = one_wheel(tmp_path, "zdynamic", {f"zdynamic/_z{EXT_SUFFIX}": ext})

@@ -43,8 +43,8 @@ def test_the_newest_symbol_version_sets_the_tag():
     report = audited(wheel(ext, tag="cp311-cp311-manylinux_2_17_x86_64"))
     expected = oracle_tag(glibc="2.29", needed=("libm.so.6", "libc.so.6"))
     assert expected == "manylinux_2_31_x86_64"  # no 2_29 policy: 2_31 is the first allowing GLIBC_2.29
-    assert report.best_tag == expected
-    assert not report.passed and report.target_tag == "manylinux_2_17_x86_64"
+    assert report.deserved_tag == expected
+    assert not report.passed and report.required_tag == "manylinux_2_17_x86_64"
     (finding,) = [f for f in by_rule(report, "symbol-version") if "GLIBC_2.29" in f.message]
     assert (finding.severity, finding.file, finding.limit) == ("error", MOD, expected)
     assert list(finding.symbols) == ["exp2"]
@@ -53,27 +53,27 @@ def test_the_newest_symbol_version_sets_the_tag():
 @pytest.mark.parametrize("glibc", ["2.2.5", "2.11", "2.17", "2.24", "2.27", "2.28", "2.33", "2.34", "2.39"])
 def test_each_glibc_version_gets_auditwheels_tag(glibc):
     report = audited(wheel(extension("_mod", needs={"some_function": (f"GLIBC_{glibc}", "libc.so.6")})))
-    assert report.best_tag == oracle_tag(glibc=glibc)
+    assert report.deserved_tag == oracle_tag(glibc=glibc)
 
 
 def test_old_symbol_versions_reach_the_most_compatible_policy_and_its_alias():
     report = audited(wheel(extension("_mod", needs={"memcpy": ("GLIBC_2.2.5", "libc.so.6")})))
-    assert report.best_tag == oracle_tag() == "manylinux_2_5_x86_64"
-    assert report.best_tags == ["manylinux_2_5_x86_64", "manylinux1_x86_64"]
+    assert report.deserved_tag == oracle_tag() == "manylinux_2_5_x86_64"
+    assert report.deserved_tags == ["manylinux_2_5_x86_64", "manylinux1_x86_64"]
     assert report.passed and report.arch == "x86_64" and report.libc == "glibc"
 
 
 def test_external_library_then_excluded():
     ext = extension("_mod", needed=("libfoo.so.1", "libc.so.6"))
     report = audited(wheel(ext))
-    assert report.best_tag == "linux_x86_64" and report.external_libs == ["libfoo.so.1"]
+    assert report.deserved_tag == "linux_x86_64" and report.external_libs == ["libfoo.so.1"]
     (finding,) = by_rule(report, "external-library")
     assert finding.severity == "warning" and "libfoo.so.1" in finding.message
     assert report.passed  # claims linux only; a warning does not fail at --fail-on error ...
     assert not audited(wheel(ext), fail_on="warning").passed  # ... but does at warning
     assert not audited(wheel(ext, tag="cp311-cp311-manylinux_2_17_x86_64")).passed  # the claim is not met
     excluded = audited(wheel(ext), exclude=["libfoo.so.*"])
-    assert excluded.best_tag == oracle_tag() and not by_rule(excluded, "external-library")
+    assert excluded.deserved_tag == oracle_tag() and not by_rule(excluded, "external-library")
 
 
 def test_a_library_the_wheel_ships_is_not_external():
@@ -81,7 +81,7 @@ def test_a_library_the_wheel_ships_is_not_external():
                     needs={"foo": None})
     lib = elf("pkg.libs/libfoo.so.1", soname="libfoo.so.1", defines={"foo": (GLOBAL, FUNC, None)})
     report = audited(wheel(ext, lib))
-    assert report.external_libs == [] and report.best_tag == oracle_tag()
+    assert report.external_libs == [] and report.deserved_tag == oracle_tag()
     # without the RPATH the loader would not look in pkg.libs/: external after all
     unreachable = extension("_mod", needed=("libfoo.so.1", "libc.so.6"))
     assert audited(wheel(unreachable, lib)).external_libs == ["libfoo.so.1"]
@@ -92,7 +92,7 @@ def test_a_file_of_another_architecture_is_left_out():
     report = audited(wheel(extension("_mod"), stray))
     (finding,) = by_rule(report, "wrong-architecture")
     assert finding.file == "pkg/stray.so" and finding.severity == "warning"
-    assert report.best_tag == oracle_tag()  # GLIBC_2.34 of the stray file does not count
+    assert report.deserved_tag == oracle_tag()  # GLIBC_2.34 of the stray file does not count
     assert [f.path for f in report.files] == [MOD]
 
 
@@ -103,10 +103,10 @@ def test_blacklisted_symbol_of_a_whitelisted_library():
     report = audited(wheel(ext))
     expected = oracle_tag(needed=("libz.so.1", "libc.so.6"), symbol=symbol, library="libz.so.1")
     assert expected == "linux_x86_64"  # every policy whitelisting libz.so.1 blacklists it
-    assert report.best_tag == expected
+    assert report.deserved_tag == expected
     (finding,) = by_rule(report, "blacklisted-symbol")
     assert symbol in finding.symbols and finding.file == MOD
-    assert audited(wheel(extension("_mod", needed=("libz.so.1", "libc.so.6"), needs={"deflate": None}))).best_tag \
+    assert audited(wheel(extension("_mod", needed=("libz.so.1", "libc.so.6"), needs={"deflate": None}))).deserved_tag \
         == oracle_tag(needed=("libz.so.1", "libc.so.6"), symbol="deflate", library="libz.so.1")
 
 
@@ -116,20 +116,20 @@ def test_plat_is_a_target_to_meet():
     assert not audited(wheel(ext), plat="manylinux_2_17_x86_64").passed
     assert not audited(wheel(ext), plat="manylinux2014").passed  # an alias names the same policy
     meets = audited(wheel(ext), plat=expected)
-    assert meets.passed and meets.target_tag == expected
+    assert meets.passed and meets.required_tag == expected
     with pytest.raises(UsageError, match="--plat is for aarch64"):
         audited(wheel(ext), plat="manylinux_2_17_aarch64")
 
 
 def test_pure_wheel():
     report = audited(wheel())
-    assert report.pure and report.passed and report.best_tag is None
+    assert report.pure and report.passed and report.deserved_tag is None
 
 
 def test_musl_versions_cannot_be_told_apart():
     ext = extension("_mod", needed=("libc.musl-x86_64.so.1",))
     report = audited(wheel(ext, tag="cp311-cp311-musllinux_1_1_x86_64"))
-    assert report.libc == "musl" and report.best_tag == "musllinux_1_2_x86_64" and report.passed
+    assert report.libc == "musl" and report.deserved_tag == "musllinux_1_2_x86_64" and report.passed
     (note,) = by_rule(report, "musl-version")
     assert note.severity == "info"
 

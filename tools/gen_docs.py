@@ -40,9 +40,10 @@ def render_cli_reference() -> str:
             for path, callback in commands]
     for path, callback in commands:
         params = list(_params(callback))
-        usage = " ".join([path, "[OPTIONS]"] + (["COMMAND [ARGS]..."] if path == "wheelcheck" else []) + [f"{p['name']}{'...' if p['many'] else ''}" if p["required"]
-                                                else f"[{p['name']}{'...' if p['many'] else ''}]"
-                                                for p in params if p["argument"]])
+        arguments = [f"{p['name']}{'...' if p['many'] else ''}" if p["required"]
+                     else f"[{p['name']}{'...' if p['many'] else ''}]"
+                     for p in params if p["argument"]]
+        usage = " ".join([path, "[OPTIONS]"] + (["COMMAND [ARGS]..."] if path == "wheelcheck" else []) + arguments)
         out += ["", f"## {path}", "", _doc(callback), "", "```text", usage, "```"]
         if params:
             out += ["", "| argument / option | value | default | meaning |", "|---|---|---|---|"]

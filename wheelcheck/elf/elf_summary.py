@@ -197,9 +197,9 @@ def _soname_matches(data: bytes, start: int, end: int):
     for tail in _SONAME_END.finditer(data, start, end):
         stop = tail.start()
         run = runs.rfind(1, 0, stop - start) + 1 + start  # where the name bytes before ".so" begin
-        at = data.find(b"lib", run, stop - 3)
+        at = data.find(b"lib", run, stop - 1)  # "lib", then at least one byte before ".so"
         while at >= 0 and data[at + 3] == 0x2E:  # "lib." is no library name: try the next "lib"
-            at = data.find(b"lib", at + 1, stop - 3)
+            at = data.find(b"lib", at + 1, stop - 1)
         if at >= 0:
             yield bytes(data[at:tail.end()])
 

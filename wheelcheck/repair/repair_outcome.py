@@ -59,8 +59,8 @@ class RepairOutcome:
     output: str | None = None  # the wheel written
     arch: str | None = None
     libc: str | None = None
-    target_tag: str | None = None  # --plat, or None for auto
-    best_tag: str | None = None  # the policy the repaired wheel reaches
+    required_tag: str | None = None  # --plat, or None for auto
+    deserved_tag: str | None = None  # the most compatible tag the repaired wheel deserves
     platform_tags: list[str] = field(default_factory=list)  # in the output's file name
     grafted: list[GraftedLibrary] = field(default_factory=list)
     patched: list[PatchedFile] = field(default_factory=list)
@@ -72,6 +72,10 @@ class RepairOutcome:
     written_members: int = 0  # deflated anew
     message: str | None = None  # one line for failed/pure/copied/error
 
+    # The names of wheelcheck 0.x's Python API, kept for code that reads them
+    best_tag = property(lambda self: self.deserved_tag, lambda self, v: setattr(self, "deserved_tag", v))
+    target_tag = property(lambda self: self.required_tag, lambda self, v: setattr(self, "required_tag", v))
+
     @property
     def unchanged(self) -> bool:
         """Repaired, but every member was copied as it was: the input needed nothing (an earlier repair's
@@ -80,9 +84,6 @@ class RepairOutcome:
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        # one vocabulary with the audit report: the tag required (--plat) and the tag deserved
-        out = {("required_tag" if k == "target_tag" else "deserved_tag" if k == "best_tag" else k): v
-               for k, v in out.items()}
         out["unchanged"] = self.unchanged
         out["findings"] = [f.to_dict() for f in self.findings]
         return out

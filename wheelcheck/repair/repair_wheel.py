@@ -55,7 +55,7 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
     path = Path(path)
     with WheelReader(path) as source:
         model = scan_reader(source, jobs=options.jobs, progress=progress)
-        outcome = RepairOutcome(filename=model.filename, target_tag=None)
+        outcome = RepairOutcome(filename=model.filename, required_tag=None)
         if not model.elves:
             return _pure(path, model, outcome, options)
         audit_options = options.audit_options()
@@ -66,7 +66,7 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
             requested = options.policies.resolve(options.plat, arch, libc)
         except UsageError as exc:
             raise UsageError(model.filename, f"{exc.path} {exc.problem}") from None
-        outcome.target_tag = requested.tag(arch) if requested else None
+        outcome.required_tag = requested.tag(arch) if requested else None
         choice, located = _choose(model, options, audit_options, arch, libc, candidates, requested)
         if choice is None or choice.verdict.is_linux or (requested is not None and not choice.verdict.meets(requested)):
             return _unreachable(outcome, choice, requested, arch, candidates, audit_options)
@@ -94,7 +94,7 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
         judged = assess(final, audit_options)
         after = judged.report
         if judged.verdict is None or not judged.verdict.meets(choice.verdict):
-            raise RepairError(str(path), f"the patched files reach {after.best_tag}, not the planned "
+            raise RepairError(str(path), f"the patched files reach {after.deserved_tag}, not the planned "
                                          f"{choice.verdict.tag(arch)} (an ELF edit did not do what it should)")
         changes, sbom = _with_sbom(source, changes, final, choice.plan, options)
         out_path = _output_dir(options.out_dir) / filename
@@ -222,10 +222,10 @@ def _unreachable(outcome: RepairOutcome, choice: Choice | None, requested: Polic
     if choice is None:
         outcome.message = f"no policy covers {arch}: nothing written"
         return outcome
-    outcome.best_tag = choice.report.best_tag
+    outcome.deserved_tag = choice.report.deserved_tag
     target = requested or candidates[-1]  # auto: not even the least compatible policy is reached
     wanted = requested.tag(arch) if requested else "any manylinux or musllinux tag"
-    outcome.message = f"cannot reach {wanted}: the repaired wheel would be {choice.report.best_tag}; nothing written"
+    outcome.message = f"cannot reach {wanted}: the repaired wheel would deserve {choice.report.deserved_tag}; nothing written"
     # judged against the target alone (claims in the file name left out): its errors are what stands in the way
     against = judge(replace(choice.model, tags=frozenset()), replace(audit_options, plat=target))
     outcome.findings = [f for f in against.findings if f.severity == "error"]
@@ -264,7 +264,7 @@ def _output_dir(out_dir: Path) -> Path:
 def _repaired(outcome: RepairOutcome, out_path: Path, filename: str, after: WheelReport, stats: RebuildStats,
               plan: RepairPlan, hidden: Hidden | None) -> RepairOutcome:
     outcome.output = str(out_path)
-    outcome.best_tag = after.best_tag
+    outcome.deserved_tag = after.deserved_tag
     outcome.platform_tags = filename[: -len(".whl")].rpartition("-")[2].split(".")
     outcome.findings = list(after.findings)
     outcome.copied_members, outcome.written_members = stats.copied, stats.written

@@ -45,12 +45,13 @@ def render_spdx(boms: Sequence[BillOfMaterials], environ: Mapping[str, str] = os
                                   "relatedSpdxElement": component_id})
     content = json.dumps([packages, relationships, created.isoformat()], sort_keys=True).encode("utf-8")
     name = boms[0].filename if len(boms) == 1 else f"{len(boms)} wheels"
+    serial = uuid.uuid5(_NAMESPACE, hashlib.sha256(content).hexdigest())
     document = {
         "spdxVersion": "SPDX-2.3",
         "dataLicense": "CC0-1.0",
         "SPDXID": "SPDXRef-DOCUMENT",
         "name": f"wheelcheck SBOM of {name}",
-        "documentNamespace": f"https://spdx.org/spdxdocs/wheelcheck-{uuid.uuid5(_NAMESPACE, hashlib.sha256(content).hexdigest())}",
+        "documentNamespace": f"https://spdx.org/spdxdocs/wheelcheck-{serial}",
         "creationInfo": {"created": created.strftime("%Y-%m-%dT%H:%M:%SZ"),
                          "creators": [f"Tool: wheelcheck-{__version__}"]},
         "packages": packages,

@@ -35,10 +35,19 @@ def record_rows(text: str) -> list[tuple[str, str, str]]:
 
 
 def render_record(rows: list[tuple[str, str, str]]) -> bytes:
-    """RECORD text for ``rows``: CSV with newline line ends, as bdist_wheel writes it."""
-    buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerows(rows)
-    return buf.getvalue().encode("utf-8")
+    """RECORD text for ``rows``: CSV with newline line ends, as bdist_wheel writes it.
+
+    Written by hand: csv.writer with "\n" line ends leaves a carriage return in a name unquoted (Python
+    3.11), and csv.reader then refuses the RECORD it wrote.
+    """
+    return "".join(",".join(map(_csv_field, row)) + "\n" for row in rows).encode("utf-8")
+
+
+def _csv_field(value: object) -> str:
+    text = str(value)
+    if any(c in text for c in ',"\r\n'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
 
 
 class Record:
