@@ -306,6 +306,38 @@ def _check_patcher(patcher: str | None) -> None:
     _fail(f"--patcher {patcher!r} is not supported: {reason}")
 
 
+class SbomFormat(str, Enum):
+    cyclonedx = "cyclonedx"
+    spdx = "spdx"
+    table = "table"
+
+
+@app.command("sbom")
+def sbom_command(
+    paths: Annotated[list[str], typer.Argument(help="Wheels: files, globs or directories of *.whl.")],
+    fmt: Annotated[SbomFormat, typer.Option("--format", help="cyclonedx (CycloneDX 1.6 JSON), spdx (SPDX 2.3 JSON) or table (for people).")] = SbomFormat.cyclonedx,
+    output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write the document to this file instead of stdout.")] = None,
+    jobs: Annotated[Optional[int], typer.Option(help="Worker processes for large wheels (default: CPU count).", min=1)] = None,
+    verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="table: every piece of evidence, whole.")] = 0,
+) -> None:
+    """List the third-party code in wheels: vendored libraries and statically linked copies, with the versions the binaries state. Exit 0, or 2 on bad input."""
+    from wheelcheck.api import sbom
+    from wheelcheck.report.sbom_spdx import render_spdx
+    from wheelcheck.report.sbom_text import render_sbom_text
+    from wheelcheck.sbom.cyclonedx_json import cyclonedx_json
+
+    try:
+        with terminal_progress(fmt is SbomFormat.table and output is None) as progress:
+            boms = sbom(paths, jobs=jobs, progress=progress)
+        if fmt is SbomFormat.table:
+            _print_lines(render_sbom_text(boms, verbosity=verbose), output)
+            return
+        text = cyclonedx_json(boms) if fmt is SbomFormat.cyclonedx else render_spdx(boms)
+    except WheelcheckError as exc:
+        _fail(str(exc))
+    _write_output(text, output)
+
+
 @policy_app.command("list")
 def policy_list(
     policy_file: Annotated[Optional[Path], typer.Option(help="List the policies of this file instead.")] = None,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -127,8 +129,13 @@ def _summarize_batch(wheel: str, wanted: list[tuple[str, str]]) -> list[tuple[El
 
 
 def _summarize_one(wheel: str, name: str, algo: str, data: bytes) -> tuple[ElfInfo, str]:
+    """The summary (with the member's sha256, for the bill of materials) and the RECORD digest: one hash
+    pass serves both when RECORD uses sha256, as it nearly always does."""
+    sha256 = hashlib.sha256(data).digest()
     try:
-        info = summarize(data, name)
+        info = summarize(data, name, sha256.hex())
     except BadElfError as exc:
         raise BadElfError(f"{wheel}:{name}", exc.problem) from None
+    if algo == "sha256":
+        return info, "sha256=" + base64.urlsafe_b64encode(sha256).rstrip(b"=").decode("ascii")
     return info, record_digest(data, algo)
