@@ -111,3 +111,9 @@ def bundled_policy_with(path: Path, base: str = "manylinux_2_17", **fields) -> P
     doc = json.loads((ROOT / "policies" / f"{base}.json").read_text())
     path.write_text(json.dumps({**doc, **fields}))
     return path
+
+
+def files_but_sbom(zf) -> set[str]:
+    """A wheel's file members, less wheelcheck's SBOM: to compare with auditwheel's output, which carries
+    an SBOM only when a package manager owns a grafted library (docs/differences.md R9)."""
+    return {n for n in zf.namelist() if not n.endswith("/") and not n.endswith(".dist-info/sboms/wheelcheck.cdx.json")}

@@ -21,6 +21,7 @@ LAYERS: list[set[str]] = [
     {"policy"},
     {"host"},
     {"audit"},
+    {"sbom"},
     {"conflicts", "repair"},
     {"compat"},
     {"report"},

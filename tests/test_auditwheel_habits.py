@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -159,7 +160,11 @@ def test_verbose_before_the_command(wheel, libs, tmp_path):
     assert before.stdout.replace(str(tmp_path / "a"), "X") == after.stdout.replace(str(tmp_path / "b"), "X")
     audit_v = cibuildwheel("wheelcheck audit -v --exclude 'libbeta.so.*' {dest_dir}", dest=tmp_path / "a")
     v_audit = cibuildwheel("wheelcheck -v audit --exclude 'libbeta.so.*' {dest_dir}", dest=tmp_path / "a")
-    assert v_audit.returncode == 0 and "info excluded-library" in v_audit.stdout and v_audit.stdout == audit_v.stdout
+    def untimed(text: str) -> str:  # the summary says how long the audit took
+        return re.sub(r"audited in [0-9.]+ s", "audited in T s", text)
+
+    assert v_audit.returncode == 0 and "info excluded-library" in v_audit.stdout
+    assert untimed(v_audit.stdout) == untimed(audit_v.stdout)
 
 
 def test_no_update_tags(wheel, libs, build, tmp_path):
@@ -270,7 +275,7 @@ def test_arch_less_plat_applies_per_wheel(mixed_dist, tmp_path):
     proc = cibuildwheel("wheelcheck audit {dest_dir} --plat manylinux2014 --format json", dest=mixed_dist)
     assert proc.returncode == 0, proc.stderr
     wheels = {w["filename"]: w for w in json.loads(proc.stdout)["wheels"]}
-    targets = {name.split("-")[0] + "-" + w["arch"]: w["target_tag"] for name, w in wheels.items()}
+    targets = {name.split("-")[0] + "-" + w["arch"]: w["required_tag"] for name, w in wheels.items()}
     assert targets == {"plain-x86_64": "manylinux_2_17_x86_64", "plain-aarch64": "manylinux_2_17_aarch64",
                        "plainmusl-x86_64": "musllinux_1_2_x86_64"}  # the musl wheel: held to its claim
     musl = next(w for w in wheels.values() if w["libc"] == "musl")
@@ -314,8 +319,8 @@ def test_repaired_with_exclude_passes_audit_under_the_same_settings(wheel, libs,
         assert "libbeta.so.1" in summarize(zf.read(grafted), grafted).needed
     proc = cibuildwheel("wheelcheck audit -v {dest_dir}", dest=tmp_path / "out", cwd=project)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "info excluded-library: needs libbeta.so.1, which the wheel does not provide: excluded ('libbeta.so.*')" \
-        in proc.stdout
+    assert ("info excluded-library: usealpha.libs/libalpha-" in proc.stdout
+            and "needs libbeta.so.1, which the wheel does not provide: excluded ('libbeta.so.*')" in proc.stdout)
     # without the project's settings, the same wheel fails its claim: libbeta is external
     proc = cibuildwheel("wheelcheck audit {dest_dir}", dest=tmp_path / "out", cwd=tmp_path)
     assert proc.returncode == 1 and "external-library" in proc.stdout

@@ -15,14 +15,14 @@ from tests.fuzz.shapes import elf_shapes, wheel_bytes, wheel_name
 from tests.fuzz.strategies import elf_mutations
 
 COMMANDS = (("audit", "-vv"), ("audit", "--format", "json"), ("audit", "--format", "sarif"), ("show",),
-            ("show", "--json"), ("conflicts", "-vv"))
+            ("show", "--json"), ("conflicts", "-vv"), ("compat", "-v"), ("abi",))
 
 
 def run(runner, command, elf: bytes):
-    """``wheelcheck COMMAND`` on a wheel holding ``elf`` (``conflicts`` beside a second distribution
-    shipping the same file, so every export collides)."""
+    """``wheelcheck COMMAND`` on a wheel holding ``elf`` (``conflicts`` and ``compat`` beside a second
+    distribution shipping the same file, so every export collides)."""
     files = {wheel_name(): wheel_bytes(elf)}
-    if command[0] == "conflicts":
+    if command[0] in ("conflicts", "compat"):
         files[wheel_name("other")] = wheel_bytes(elf, project="other")
     return runner.run([*command, *files], files)
 

@@ -17,6 +17,7 @@ from tests.fuzz.shapes import HOSTILE_NAMES
 from tests.fuzz.strategies import mangled_names
 from wheelcheck.elf.elf_summary import _soname_matches
 from wheelcheck.errors import BadWheelError, one_line
+from wheelcheck.symbols.demangle import demangle, qualified_key
 from wheelcheck.symbols.families import _group_key, count_family, families, group_counts
 from wheelcheck.symbols.mangling import abi_neutral, has_new_abi, has_old_abi, lead, short_name
 from wheelcheck.wheel.record import record_rows, render_record
@@ -25,6 +26,10 @@ from wheelcheck.wheel.requires_dist import required_name
 
 @given(mangled_names())
 def test_mangling_helpers_take_any_name(name):
+    readable = demangle(name)
+    assert readable == name or len(readable) <= 4096
+    key = qualified_key(name)
+    assert key is None or isinstance(key, str)
     assert isinstance(has_old_abi(name), bool)
     assert isinstance(has_new_abi(name), bool)
     assert isinstance(abi_neutral(name), str)
@@ -45,12 +50,34 @@ def test_family_counts_take_any_names(names):
         assert name.startswith(key) and isinstance(label, str)
 
 
+def demangler_bomb(levels: int) -> str:
+    """f<a, void(a, a), void(void(a, a), void(a, a)), ...>: each template argument a function type taking
+    the previous one twice, by substitution; the demangled text doubles every two levels."""
+    def ref(i: int) -> str:
+        digits, out = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ", ""
+        while True:
+            out, i = digits[i % 36] + out, i // 36
+            if i == 0:
+                return f"S{out}_"
+    args = ["1a", "FvS_S_E"] + [f"Fv{ref(i)}{ref(i)}E" for i in range(levels - 1)]
+    return "_Z1fI" + "".join(args) + "Evv"
+
+
+def test_demangler_bombs_are_not_demangled():
+    """36 levels (332 characters) took itanium-demangler 58 s to parse and gave 10 MB of text."""
+    assert demangle(demangler_bomb(4)).startswith("void f<a, void (")  # small ones read as usual
+    for levels in (36, 200):
+        bomb = demangler_bomb(levels)
+        assert demangle(bomb) == bomb
+
+
 def test_the_reported_names():
     """The issue's reproducers: '_Z²Ss' (AttributeError) and 4,301 digits (ValueError) once crashed these."""
     for name in ("_Z\u00b2Ss", "_Z" + "1" * 4301, "_ZN" + "9" * 4301 + "fooE", "_Z" + "1" * 4301 + "Ss"):
         has_old_abi(name)
         short_name(name)
         _group_key(name)
+        qualified_key(name)
         assert lead(name) is None  # no length the name can hold
 
 

@@ -76,11 +76,14 @@ def write(tmp_path: Path, data: bytes, name: str | None = None) -> Path:
 
 # -- an unexpected exception: exit 2 and one line that calls it a bug, for every command ---------------------
 
-GUARDED = {  # command line -> the function its command calls, made to raise
-    "audit": (["audit", "x.whl"], "wheelcheck.cli", "audit_wheels"),
-    "show": (["show", "x.whl"], "wheelcheck.api", "show_wheel"),
-    "conflicts": (["conflicts", "x.whl"], "wheelcheck.api", "conflicts_between"),
-    "repair": (["repair", "x.whl"], "wheelcheck.api", "repair_wheels"),
+READER = ("wheelcheck.wheel.wheel_reader", "WheelReader")  # what every command that reads a wheel opens
+GUARDED = {  # command line -> what it calls, made to raise
+    "audit": (["audit", "x.whl"], *READER),
+    "show": (["show", "x.whl"], *READER),
+    "conflicts": (["conflicts", "x.whl", "y.whl"], *READER),
+    "repair": (["repair", "x.whl"], *READER),
+    "compat": (["compat", "x.whl"], *READER),
+    "abi": (["abi", "x.whl"], *READER),
     "policy list": (["policy", "list"], "wheelcheck.cli", "load_policies"),
     "policy show": (["policy", "show", "manylinux_2_17"], "wheelcheck.cli", "load_policies"),
     "policy validate": (["policy", "validate"], "wheelcheck.policy.validate", "validate_texts"),
@@ -100,7 +103,11 @@ def test_unexpected_exception_is_exit_2_and_one_line(command, tmp_path):
         import importlib, sys
         def broken(*args, **kwargs):
             raise RuntimeError("injected fault\\nwith a second line")
-        setattr(importlib.import_module({module!r}), {function!r}, broken)
+        module = importlib.import_module({module!r})
+        if isinstance(getattr(module, {function!r}), type):  # a class: its constructor raises
+            getattr(module, {function!r}).__init__ = broken
+        else:
+            setattr(module, {function!r}, broken)
         from wheelcheck.cli import main
         sys.argv = ["wheelcheck", *{argv!r}]
         main()

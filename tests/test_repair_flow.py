@@ -37,6 +37,7 @@ def test_opened_once_and_judged_once_per_plan_plus_once(build, tmp_path, monkeyp
     opened, judged = [], []
     real_reader, real_judge, real_assess = flow.WheelReader, flow.judge, flow.assess
     monkeypatch.setattr(flow, "WheelReader", lambda path: opened.append(path) or real_reader(path))
+    # a judgement is either call: judge (the report) or assess (the report with its policies)
     monkeypatch.setattr(flow, "judge", lambda model, options: judged.append(model.filename) or real_judge(model, options))
     monkeypatch.setattr(flow, "assess", lambda model, options: judged.append(model.filename) or real_assess(model, options))
     options = RepairOptions(out_dir=tmp_path / "out", lib_path=(str(lib_dir),), plat="manylinux_2_17_x86_64")

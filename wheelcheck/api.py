@@ -18,6 +18,7 @@ from wheelcheck.policy.policy_loader import load_policy_file
 from wheelcheck.policy.policy_model import PolicySet
 from wheelcheck.policy.registry import bundled_policies
 from wheelcheck.audit.findings import AuditReport, WheelReport
+from wheelcheck.sbom.wheel_sbom import wheel_bill_of_materials
 from wheelcheck.wheel.scanner import scan_wheel
 
 if TYPE_CHECKING:  # the repair, show and conflicts machinery is imported by the calls that use it
@@ -27,9 +28,10 @@ if TYPE_CHECKING:  # the repair, show and conflicts machinery is imported by the
     from wheelcheck.conflicts.conflicts_options import ConflictsOptions
     from wheelcheck.repair.repair_options import RepairOptions
     from wheelcheck.repair.repair_outcome import RepairReport
+    from wheelcheck.sbom.bill_of_materials import BillOfMaterials
 
 __all__ = ["abi_manifest", "audit", "audit_wheel", "audit_wheels", "compat", "conflicts", "conflicts_between",
-           "expand_paths", "load_policies", "repair", "repair_wheels", "show", "show_wheel"]
+           "expand_paths", "load_policies", "repair", "repair_wheels", "sbom", "show", "show_wheel"]
 
 
 def load_policies(policy_file: str | Path | None = None) -> PolicySet:
@@ -111,6 +113,7 @@ def audit_wheel(path: str | Path, options: AuditOptions, progress: WheelProgress
         if options.lib_path:
             options = replace(options, external=find_external_libraries(model, list(options.lib_path)))
         report = judge(model, options)
+        report.components = [c.to_dict() for c in wheel_bill_of_materials(model, path).components]
     except UsageError:
         raise
     except WheelcheckError as exc:
@@ -140,6 +143,22 @@ def show_wheel(path: str | Path, options: AuditOptions) -> ShowView:
     if options.lib_path:
         options = replace(options, external=find_external_libraries(model, list(options.lib_path)))
     return show_view(assess(model, options), options)
+
+
+# -- sbom
+
+
+def sbom(paths: str | Path | Iterable[str | Path], *, jobs: int | None = None,
+         progress: WheelProgress | None = None) -> list[BillOfMaterials]:
+    """The third-party code in each wheel (``wheelcheck sbom``): vendored libraries and statically linked
+    copies, with the versions the binaries state. Bad input raises a WheelcheckError naming the wheel."""
+    out = []
+    for path in expand_paths(_listed(paths)):
+        name = Path(path).name
+        model = scan_wheel(path, jobs=jobs,
+                           progress=(lambda done, total: progress(name, done, total)) if progress else None)
+        out.append(wheel_bill_of_materials(model, path))
+    return out
 
 
 # -- repair

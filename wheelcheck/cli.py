@@ -306,6 +306,38 @@ def _check_patcher(patcher: str | None) -> None:
     _fail(f"--patcher {patcher!r} is not supported: {reason}")
 
 
+class SbomFormat(str, Enum):
+    cyclonedx = "cyclonedx"
+    spdx = "spdx"
+    table = "table"
+
+
+@app.command("sbom")
+def sbom_command(
+    paths: Annotated[list[str], typer.Argument(help="Wheels: files, globs or directories of *.whl.")],
+    fmt: Annotated[SbomFormat, typer.Option("--format", help="cyclonedx (CycloneDX 1.6 JSON), spdx (SPDX 2.3 JSON) or table (for people).")] = SbomFormat.cyclonedx,
+    output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write the document to this file instead of stdout.")] = None,
+    jobs: Annotated[Optional[int], typer.Option(help="Worker processes for large wheels (default: CPU count).", min=1)] = None,
+    verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="table: every piece of evidence, whole.")] = 0,
+) -> None:
+    """List the third-party code in wheels: vendored libraries and statically linked copies, with the versions the binaries state. Exit 0, or 2 on bad input."""
+    from wheelcheck.api import sbom
+    from wheelcheck.report.sbom_spdx import render_spdx
+    from wheelcheck.report.sbom_text import render_sbom_text
+    from wheelcheck.sbom.cyclonedx_json import cyclonedx_json
+
+    try:
+        with terminal_progress(fmt is SbomFormat.table and output is None) as progress:
+            boms = sbom(paths, jobs=jobs, progress=progress)
+        if fmt is SbomFormat.table:
+            _print_lines(render_sbom_text(boms, verbosity=verbose), output)
+            return
+        text = cyclonedx_json(boms) if fmt is SbomFormat.cyclonedx else render_spdx(boms)
+    except WheelcheckError as exc:
+        _fail(str(exc))
+    _write_output(text, output)
+
+
 @policy_app.command("list")
 def policy_list(
     policy_file: Annotated[Optional[Path], typer.Option(help="List the policies of this file instead.")] = None,
@@ -456,7 +488,7 @@ def config_command(
     config: Annotated[Optional[Path], typer.Option("--config", help=CONFIG_HELP)] = None,
     fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
 ) -> None:
-    """Print the settings that apply and where each comes from: default, a pyproject.toml, or (for repair) auditwheel's environment variables."""
+    """Print the settings that apply. Each says where it comes from: default, a pyproject.toml, or (for repair) auditwheel's environment variables."""
     from wheelcheck.config import ENVIRONMENT, SETTINGS
 
     pyproject = config if config is not None else find_pyproject(Path.cwd())
@@ -575,7 +607,7 @@ def compat_command(
     jobs: Annotated[Optional[int], typer.Option(help="Worker processes for large files (default: CPU count).", min=1)] = None,
     verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="Also satisfied pins, info findings, and how each library was found.")] = 0,
 ) -> None:
-    """Will each extension or plugin load beside the distributions given (its host)? Exit 0 every one loads, 1 one will fail, 2 one cannot be told (or bad input)."""
+    """Check that each extension or plugin loads beside its host. The host is the distributions given. Exit status: 0 every one loads, 1 one will fail, 2 one cannot be told (or bad input)."""
     from wheelcheck.api import compat
     from wheelcheck.report.compat_json import render_compat_json
     from wheelcheck.report.compat_sarif import render_compat_sarif
@@ -600,7 +632,7 @@ def abi_command(
     output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write the manifest here (gzip-compressed when the name ends in .gz) instead of stdout.")] = None,
     jobs: Annotated[Optional[int], typer.Option(help="Worker processes for large files (default: CPU count).", min=1)] = None,
 ) -> None:
-    """Write a host's exported interface as a manifest (symbols with versions and binding, C++ string ABI, libstdc++ floor, compilers) that `wheelcheck compat` takes in place of the wheel."""
+    """Write a host's exported interface as a manifest. It lists symbols with versions and binding, the C++ string ABI, the libstdc++ floor and the compilers; `wheelcheck compat` takes it in place of the wheel."""
     import gzip
 
     from wheelcheck.api import abi_manifest
@@ -641,7 +673,7 @@ def census_command(
     disable_isa_ext_check: Annotated[bool, typer.Option("--disable-isa-ext-check", help="Do not check the x86-64 ISA level.")] = False,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress line.")] = False,
 ) -> None:
-    """Audit many wheels on a Dask cluster into Parquet tables (needs the census extra): exit 0 when the census ran, 2 bad input."""
+    """Audit many wheels on a Dask cluster into Parquet tables. Needs the census extra. Exit status: 0 when the census ran, 2 bad input."""
     try:
         from wheelcheck.census.engine import CensusOptions, run_census
         from wheelcheck.census.sources import expand_sources

@@ -139,7 +139,9 @@ _LAZY_MODULES = ("wheelcheck.symbols.families", "wheelcheck.repair.repair_wheel"
                  "wheelcheck.report.repair_json", "wheelcheck.report.show_text", "wheelcheck.audit.show_view",
                  "wheelcheck.report.conflicts_text", "wheelcheck.report.conflicts_json",
                  "wheelcheck.conflicts.find_conflicts", "wheelcheck.conflicts.read_distributions",
-                 "wheelcheck.report.audit_sarif", "wheelcheck.report.audit_markdown")
+                 "wheelcheck.report.audit_sarif", "wheelcheck.report.audit_markdown",
+                 "wheelcheck.compat.check_compat", "wheelcheck.compat.abi_manifest", "wheelcheck.report.compat_text",
+                 "wheelcheck.report.compat_json", "wheelcheck.report.compat_sarif", "itanium_demangler")
 
 
 def _serve(cpu_seconds: int, memory: int) -> None:

@@ -32,7 +32,7 @@ from tests.fuzz.seeds import Seeds, build_seeds, seed_targets
 from tests.fuzz.shapes import wheel_bytes, wheel_name
 
 COMMANDS = (("audit", "-vv"), ("audit", "--format", "json"), ("audit", "--format", "sarif"), ("show",),
-            ("show", "--json"), ("audit", "--format", "markdown"))
+            ("show", "--json"), ("audit", "--format", "markdown"), ("abi",))
 ALPHA_USES_BETA = "extern int beta_value(void);\nint alpha_value(void) { return beta_value() * 6; }\n"
 
 

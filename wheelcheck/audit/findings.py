@@ -11,10 +11,11 @@ from typing import Any
 
 from wheelcheck.data import load_table
 
-__all__ = ["Finding", "FileReport", "WheelReport", "AuditReport", "SEVERITIES", "SCHEMA_VERSION", "reaches",
+__all__ = ["Finding", "FileReport", "WheelReport", "AuditReport", "SEVERITIES", "SCHEMA_VERSION", "SCHEMA_MINOR", "reaches",
            "rule_why"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 2  # bumped on a change that is not an addition
+SCHEMA_MINOR = 1  # bumped on each addition: 1 added the wheels' components (bill of materials)
 SEVERITIES = ("info", "warning", "error")
 
 
@@ -100,6 +101,7 @@ class WheelReport:
     cxx_abi: str | None = None  # the wheel's libstdc++ string ABI: none, old, new or mixed
     files: list[FileReport] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    components: list[dict[str, Any]] = field(default_factory=list)  # the bill of materials (sbom/), as JSON objects
     error: str | None = None  # bad input: the one-line problem; nothing else is meaningful then
     seconds: float | None = None  # how long reading and judging it took (the API measures it)
 
@@ -148,6 +150,7 @@ class AuditReport:
 
         return {
             "schema_version": SCHEMA_VERSION,
+            "schema_minor": SCHEMA_MINOR,
             "tool": {"name": "wheelcheck", "version": __version__},
             "fail_on": self.fail_on,
             "wheels": [w.to_dict() for w in self.wheels],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import struct
 from array import array
@@ -11,9 +12,10 @@ from elftools.elf.enums import ENUM_E_MACHINE, ENUM_E_TYPE, ENUM_EI_OSABI
 from wheelcheck.elf import _tables
 from wheelcheck.elf.arch import arch_of, x86_isa_level
 from wheelcheck.elf.elf_info import ElfInfo, SymbolTable, VersionNeed
+from wheelcheck.elf.version_strings import version_strings, version_symbols
 from wheelcheck.errors import BadElfError, ElfFormatError
 
-__all__ = ["ELF_MAGIC", "is_elf", "summarize", "file_ranges"]
+__all__ = ["ELF_MAGIC", "is_elf", "summarize", "summarize_hashed", "file_ranges"]
 
 ELF_MAGIC = b"\x7fELF"
 
@@ -49,19 +51,26 @@ def is_elf(head: bytes) -> bool:
     return head[:4] == ELF_MAGIC
 
 
-def summarize(data: bytes, path: str) -> ElfInfo:
-    """Summarise the ELF file ``data`` found at ``path``; BadElfError if it is not a sound ELF."""
+def summarize(data: bytes, path: str, sha256: str = "") -> ElfInfo:
+    """Summarise the ELF file ``data`` found at ``path``; BadElfError if it is not a sound ELF.
+
+    ``sha256``: the hex digest of ``data`` when the caller has it (the scanner hashes for RECORD anyway)."""
     if not is_elf(data):
         raise BadElfError(path, "not an ELF file (no ELF magic)")
     try:
-        return _summarize(data, path)
+        return _summarize(data, path, sha256)
     except ElfFormatError as exc:  # raised where the bytes are read, which do not know the file's name
         raise BadElfError(path, f"truncated or malformed ELF file ({exc.problem})") from None
     except (struct.error, OverflowError) as exc:  # a record unpacked past the end, or at an offset past any size
         raise BadElfError(path, f"truncated or malformed ELF file ({exc})") from None
 
 
-def _summarize(data: bytes, path: str) -> ElfInfo:
+def summarize_hashed(data: bytes, path: str) -> ElfInfo:
+    """``summarize`` with the sha256 of ``data`` (for new bytes, such as a patched file)."""
+    return summarize(data, path, hashlib.sha256(data).hexdigest())
+
+
+def _summarize(data: bytes, path: str, sha256: str = "") -> ElfInfo:
     header = _header(data)
     endian = header["endian"]
     elf_class = header["class"]
@@ -104,10 +113,16 @@ def _summarize(data: bytes, path: str) -> ElfInfo:
         arch=arch, arch_problem=arch_problem, interpreter=interpreter, isa_level=isa_level,
         isa_problem=isa_problem, gnu_stack=gnu_stack, exec_stack=exec_stack,
         soname_strings=_soname_strings(data, load_flags),
+        version_strings=version_strings(data, file_ranges(_data_spans(load_flags), len(data))),
+        sha256=sha256,
     )
     if dynamic is None:
         return ElfInfo(**base)
-    return ElfInfo(**base, **_read_dynamic(data, dynamic, loads, elf_class, endian, header["e_machine"]))
+    dynamic_fields = _read_dynamic(data, dynamic, loads, elf_class, endian, header["e_machine"])
+    stated = dynamic_fields.pop("symbol_versions", ())
+    if stated:
+        base["version_strings"] = tuple(sorted(set(base["version_strings"]).union(stated)))
+    return ElfInfo(**base, **dynamic_fields)
 
 
 def _header(data: bytes) -> dict:
@@ -165,6 +180,15 @@ def _soname_strings(data: bytes, load_flags: list[tuple[int, int, int]]) -> tupl
             if len(found) >= _MAX_SONAME_STRINGS:
                 return tuple(sorted(name.decode("ascii") for name in found))
     return tuple(sorted(name.decode("ascii") for name in found))
+
+
+def _data_spans(load_flags: list[tuple[int, int, int]]) -> list[tuple[int, int]]:
+    """(offset, size) of the loaded data: non-executable PT_LOAD segments, read-only and writable (a version
+    banner may be a writable ``char[]``); the R+X segment too when none is read-only (rodata beside the code)."""
+    spans = [(off, size) for flags, off, size in load_flags if not flags & PF_X]
+    if not any(not flags & (PF_W | PF_X) for flags, _off, _size in load_flags):
+        spans += [(off, size) for flags, off, size in load_flags if flags & PF_X and not flags & PF_W]
+    return spans
 
 
 def _soname_matches(data: bytes, start: int, end: int):
@@ -246,8 +270,37 @@ def _read_dynamic(data: bytes, dynamic: tuple[int, int], loads, elf_class: int, 
     if strtab is None or "DT_SYMTAB" not in tags:
         return out
     symtab, needs, defs = _read_symbol_tables(data, amap, tags, elf_class, endian, strtab, machine)
-    out.update(symtab=symtab, version_needs=needs, version_defs=defs)
+    out.update(symtab=symtab, version_needs=needs, version_defs=defs,
+               symbol_versions=_symbol_versions(data, amap, amap.offset(tags["DT_SYMTAB"]), symtab, elf_class,
+                                                endian))
     return out
+
+
+_STT_OBJECT = 1
+_VERSION_VALUE = re.compile(rb"[ -~]{1,63}")
+
+
+def _symbol_versions(data: bytes, amap, symtab_offset: int, symtab: SymbolTable, elf_class: int,
+                     endian: str) -> tuple[str, ...]:
+    """``name=value`` for the exported data symbols that hold a version string (``sqlite3_version=3.40.1``).
+
+    A value that cannot be read (an address outside the loaded data, no NUL within 64 bytes) is left out:
+    it is one string, not a reason to reject the file."""
+    out = []
+    entsize, value_at, fmt = (24, 8, "Q") if elf_class == 64 else (16, 4, "I")
+    for name in sorted(version_symbols()):
+        i = symtab.position(name)
+        if i is None or not symtab.defined[i] or symtab.info[i] & 0xF != _STT_OBJECT:
+            continue
+        (address,) = struct.unpack_from(endian + fmt, data, symtab_offset + (i + 1) * entsize + value_at)
+        try:
+            start = amap.offset(address)
+        except ElfFormatError:
+            continue
+        value = _VERSION_VALUE.match(data, start, min(start + 64, len(data)))
+        if value is not None and data[value.end():value.end() + 1] == b"\0":
+            out.append(f"{name}={value.group().decode('ascii')}")
+    return tuple(out)
 
 
 def _read_symbol_tables(data, amap, tags, elf_class, endian, strtab, machine):

@@ -17,7 +17,7 @@ from packaging.tags import Tag
 
 from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.elf.elf_patch import ElfPatch, patch_bytes, strip_bytes
-from wheelcheck.elf.elf_summary import summarize
+from wheelcheck.elf.elf_summary import summarize_hashed
 from wheelcheck.errors import RepairError
 from wheelcheck.host.host_library_search import Located
 from wheelcheck.repair.graft_plan import RepairPlan, launcher
@@ -80,8 +80,8 @@ def repaired_model(model: WheelModel, plan: RepairPlan, changes: Changes, filena
     elves = []
     for elf in model.elves:
         path = edits.get(elf.path)
-        elves.append(elf if path is None else summarize(changes.data(path), path))
-    elves += [summarize(changes.data(g.member), g.member) for g in plan.grafts if not g.in_wheel]
+        elves.append(elf if path is None else summarize_hashed(changes.data(path), path))
+    elves += [summarize_hashed(changes.data(g.member), g.member) for g in plan.grafts if not g.in_wheel]
     members = model.members + tuple(name for name in changes.add if name not in model.members)
     return replace(model, filename=filename, tags=tags, elves=tuple(elves), members=members,
                    root_is_purelib=False, record_problems=())

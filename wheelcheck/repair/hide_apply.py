@@ -18,7 +18,7 @@ from wheelcheck.repair.hide_plan import HidingPlan, plan_hiding
 from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.data import load_table
 from wheelcheck.elf.rodata_strings import identifier_strings
-from wheelcheck.elf.elf_summary import summarize
+from wheelcheck.elf.elf_summary import summarize_hashed
 from wheelcheck.elf.symbol_edit import apply_symbol_edit
 from wheelcheck.errors import RepairError, SymbolEditError
 from wheelcheck.symbols.sonames import last_hash
@@ -76,7 +76,7 @@ def hide_symbols(model: WheelModel, changes: Changes, reader: WheelReader, *, ke
             except SymbolEditError as exc:
                 raise RepairError(member, f"cannot hide its symbols ({exc.problem})") from None
             changed[member] = scratch.read_bytes()
-    elves = tuple(summarize(changed[e.path], e.path) if e.path in changed else e for e in model.elves)
+    elves = tuple(summarize_hashed(changed[e.path], e.path) if e.path in changed else e for e in model.elves)
     return Hidden(changed, replace(model, elves=elves), plan)
 
 

@@ -8,9 +8,10 @@ from typing import Any
 from wheelcheck.audit.findings import Finding
 
 __all__ = ["GraftedLibrary", "HiddenSymbols", "PatchedFile", "RepairOutcome", "RepairReport", "STATUSES",
-           "REPAIR_SCHEMA_VERSION"]
+           "REPAIR_SCHEMA_VERSION", "REPAIR_SCHEMA_MINOR"]
 
-REPAIR_SCHEMA_VERSION = 2
+REPAIR_SCHEMA_VERSION = 2  # bumped on a change that is not an addition
+REPAIR_SCHEMA_MINOR = 1  # bumped on each addition: 1 added sbom
 
 # repaired: written; failed: the wheel cannot meet the target (nothing written); pure: no ELF file,
 # nothing to repair (nothing written); copied: a pure wheel copied unchanged (--allow-pure-python-wheel);
@@ -66,6 +67,7 @@ class RepairOutcome:
     kept_external: dict[str, str] = field(default_factory=dict)  # soname -> why it was not grafted
     hidden: list[HiddenSymbols] | None = None  # --hide-symbols: per vendored library
     findings: list[Finding] = field(default_factory=list)  # the re-audit's, or why the target is out of reach
+    sbom: str | None = None  # the CycloneDX SBOM member the wheel carries (.dist-info/sboms/wheelcheck.cdx.json)
     copied_members: int = 0  # copied as compressed bytes
     written_members: int = 0  # deflated anew
     message: str | None = None  # one line for failed/pure/copied/error
@@ -103,6 +105,7 @@ class RepairReport:
 
         return {
             "schema_version": REPAIR_SCHEMA_VERSION,
+            "schema_minor": REPAIR_SCHEMA_MINOR,
             "tool": {"name": "wheelcheck", "version": __version__},
             "command": "repair",
             "wheels": [w.to_dict() for w in self.wheels],

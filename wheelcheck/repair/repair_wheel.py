@@ -41,7 +41,8 @@ from wheelcheck.wheel.library_resolution import resolve
 from wheelcheck.wheel.scanner import Progress, scan_reader
 from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.wheel.wheel_reader import WheelReader
-from wheelcheck.wheel.wheel_rebuild import Changes, RebuildStats, rebuild_wheel, reproducible_date_time
+from wheelcheck.sbom.wheel_sbom import repaired_wheel_sbom, sbom_member
+from wheelcheck.wheel.wheel_rebuild import Changes, NewMember, RebuildStats, rebuild_wheel, reproducible_date_time
 from wheelcheck.wheel.wheel_writer import atomic_output
 
 __all__ = ["RepairOptions", "repair_wheel"]
@@ -95,9 +96,12 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
         if judged.verdict is None or not judged.verdict.meets(choice.verdict):
             raise RepairError(str(path), f"the patched files reach {after.deserved_tag}, not the planned "
                                          f"{choice.verdict.tag(arch)} (an ELF edit did not do what it should)")
+        changes, sbom = _with_sbom(source, changes, final, choice.plan, options)
         out_path = _output_dir(options.out_dir) / filename
         stats = _write(source, out_path, changes, model, options)
-    return _repaired(outcome, out_path, filename, after, stats, choice.plan, hidden)
+    repaired = _repaired(outcome, out_path, filename, after, stats, choice.plan, hidden)
+    repaired.sbom = sbom
+    return repaired
 
 
 # -- core
@@ -173,6 +177,27 @@ def _pure(path: Path, model: WheelModel, outcome: RepairOutcome, options: Repair
 def _host_libc(info: ElfInfo) -> str | None:
     """The libc a host library links; a bare ``libc.so`` in DT_NEEDED is musl's (glibc's is libc.so.6)."""
     return libc_of_elf(info) or ("musl" if "libc.so" in info.needed else None)
+
+
+def _with_sbom(source: WheelReader, changes: Changes, final: WheelModel, plan: RepairPlan,
+               options: RepairOptions) -> tuple[Changes, str | None]:
+    """``changes`` with the repaired wheel's CycloneDX SBOM (PEP 770), and the member's name (or None).
+
+    Written when this repair grafts a library (auditwheel's occasion) or the wheel carries one to keep true;
+    a wheel that needs nothing grafted passes through unchanged."""
+    name = sbom_member(source.dist_info)
+    grafted = {g.member: g.source for g in plan.grafts if not g.in_wheel}
+    present = name in source.file_sizes()
+    if not grafted and not present:
+        return changes, None
+    document = repaired_wheel_sbom(final, grafted, source, options.environ)
+    if document is None:
+        return changes, name if present else None
+    if not present:
+        return Changes(changes.replace, {**changes.add, name: NewMember(document)}), name
+    if source.read(name) != document:
+        return changes.with_data({name: document}), name
+    return changes, name
 
 
 def _strip(model: WheelModel, options: RepairOptions) -> tuple[str, ...] | None:

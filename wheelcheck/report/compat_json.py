@@ -1,18 +1,16 @@
-"""The compat report as JSON, and the schema it follows (wheelcheck/report/compat-schema.json)."""
+"""`wheelcheck compat --format json`: the report as JSON, following compat-schema.json beside this file."""
 
 from __future__ import annotations
 
-import json
-from importlib import resources
-
 from wheelcheck.compat.compat_report import CompatReport
+from wheelcheck.report.json_document import as_json, load_schema
 
 __all__ = ["render_compat_json", "compat_schema"]
 
 
 def render_compat_json(report: CompatReport) -> str:
-    return json.dumps(report.to_dict(), indent=2) + "\n"
+    return as_json(report)
 
 
 def compat_schema() -> dict:
-    return json.loads(resources.files("wheelcheck.report").joinpath("compat-schema.json").read_text("utf-8"))
+    return load_schema("compat")

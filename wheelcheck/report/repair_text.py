@@ -47,6 +47,8 @@ def _body(wheel: RepairOutcome, verbosity: int) -> list[Line]:
     if verbosity > 0:
         for soname, why in wheel.kept_external.items():
             out.append(Line(f"  not grafted: {soname} ({why})", "dim"))
+    if done and wheel.sbom and verbosity > 0:
+        out.append(Line(f"  bill of materials: {wheel.sbom} (wheelcheck sbom lists it)", "dim"))
     if done:
         out.append(Line(f"  {plural(wheel.copied_members, 'member')} copied as compressed bytes, "
                         f"{wheel.written_members:,} written", "dim"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -105,20 +107,19 @@ def _summarize_all(wheel: str, wanted, reader: WheelReader, total: int, jobs: in
         loads[lightest] += sizes[wanted[i][0]]
     results: list = [None] * len(wanted)
     done = 0
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(_summarize_batch, wheel, [wanted[i] for i in batch]): (batch, load)
-                   for batch, load in zip(batches, loads)}
-        for future in as_completed(futures):
-            batch, load = futures[future]
-            try:
-                batch_results = future.result()
-            except BrokenProcessPool:  # killed (out of memory, a signal): no error came back to raise
-                raise BadWheelError(wheel, "a worker process died while reading the ELF members "
-                                           "(killed, or out of memory); --jobs 1 reads them in this process") from None
-            for i, result in zip(batch, batch_results):
-                results[i] = result
-            done += load
-            report(done, total)
+    try:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = {pool.submit(_summarize_batch, wheel, [wanted[i] for i in batch]): (batch, load)
+                       for batch, load in zip(batches, loads)}
+            for future in as_completed(futures):
+                batch, load = futures[future]
+                for i, result in zip(batch, future.result()):
+                    results[i] = result
+                done += load
+                report(done, total)
+    except BrokenProcessPool:  # a worker was killed (out of memory, a signal): no error came back to raise
+        raise BadWheelError(wheel, "a worker process died while reading the ELF members (killed, or out of "
+                                   "memory); --jobs 1 reads them in this process") from None
     return results
 
 
@@ -128,8 +129,13 @@ def _summarize_batch(wheel: str, wanted: list[tuple[str, str]]) -> list[tuple[El
 
 
 def _summarize_one(wheel: str, name: str, algo: str, data: bytes) -> tuple[ElfInfo, str]:
+    """The summary (with the member's sha256, for the bill of materials) and the RECORD digest: one hash
+    pass serves both when RECORD uses sha256, as it nearly always does."""
+    sha256 = hashlib.sha256(data).digest()
     try:
-        info = summarize(data, name)
+        info = summarize(data, name, sha256.hex())
     except BadElfError as exc:
         raise BadElfError(f"{wheel}:{name}", exc.problem) from None
+    if algo == "sha256":
+        return info, "sha256=" + base64.urlsafe_b64encode(sha256).rstrip(b"=").decode("ascii")
     return info, record_digest(data, algo)
