@@ -268,6 +268,27 @@ def test_repair_writes_a_record_it_can_read(shape, tmp_path):
     assert_verdict(wheelcheck("audit", written, cwd=tmp_path))
 
 
+def test_backslash_in_a_directory_name(build, tmp_path):
+    """$ORIGIN was expanded with re.sub and the member's directory as the replacement *template*: a
+    directory named ``pkg\\R`` raised re.error ("bad escape \\R") in audit, repair and compat (found by the
+    repair fuzzer)."""
+    _alpha, beta = build.alpha_beta()
+    lib = build.compile_c("extern int beta_value(void);\nint alpha_value(void) { return beta_value(); }\n",
+                          "libalpha.so.1", libs=(beta,), flags=("-Wl,-rpath,$ORIGIN/../lib",))
+    wheel = write(tmp_path, wheel_bytes(lib.read_bytes(), ext_name="fuzz/a\\Rb/_ext.so"))
+    (tmp_path / "libs").mkdir()
+    (tmp_path / "libs" / "libbeta.so.1").write_bytes(beta.read_bytes())
+    for args in (("audit", "-vv", wheel), ("compat", wheel),
+                 ("repair", "-w", tmp_path / "out", "--lib-path", tmp_path / "libs", wheel)):
+        proc = wheelcheck(*args, cwd=tmp_path)
+        if proc.returncode == 2 and proc.stderr:
+            assert_one_line_error(proc, wheel.name)
+        elif args[0] == "compat":  # exit 2 with a report: "cannot tell" (the host was not given)
+            assert proc.returncode in (0, 1, 2) and "Traceback" not in proc.stderr, proc.stderr
+        else:
+            assert_verdict(proc)
+
+
 def test_newline_in_a_member_name_of_repair(seeds, tmp_path):
     archive = base_wheel(seeds["host"][:200])
     archive.members.insert(0, stored_member(f"fuzz/evil\n{DIST}/x.so".encode(), seeds["host"][:64]))

@@ -34,7 +34,7 @@ DANGEROUS_INTS = (0, 1, 2, 3, 4, 7, 8, 15, 16, 0x7F, 0x80, 0xFF, 0x100, 0x7FFF, 
                   0x7FFFFFFF, 0x80000000, 0xFFFFFFFE, 0xFFFFFFFF, 1 << 32, (1 << 63) - 1, 1 << 63, (1 << 64) - 1)
 # Names a member (or a string table) may hold that must still come out as one line, or at all
 HOSTILE_NAMES = ("a\nb", "a\rb", "a\r\nb", "\x1b[31mred", "a\u2028b", "a\u2029b", "a\x85b", "a\x0bb", "a\x0cb",
-                 "a\x1cb", "a\tb", "\u202egnp.so", "caf\u00e9", "\ud7ff", "x" * 300)
+                 "a\x1cb", "a\tb", "\u202egnp.so", "caf\u00e9", "\ud7ff", "x" * 300, "a\\Rb", "a\\g<0>b", "a\\1b")
 # Mangled names that are input too: non-ASCII digits, lengths of thousands of digits, unbalanced templates
 MANGLED = ("_Z\u00b2Ss", "_Z\u0663Ss", "_ZN\u00b9\u00b2foo3barEv", "_Z" + "9" * 4301, "_Z" + "1" * 4301 + "Ss",
            "_ZN" + "9" * 5000 + "E", "_ZNSt" + "7" * 4400, "_ZN3fooIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIII",
@@ -63,11 +63,11 @@ WHEEL = b"Wheel-Version: 1.0\nGenerator: fuzz\nRoot-Is-Purelib: false\nTag: cp31
 
 def base_wheel(ext: bytes, *, extra: dict[str, bytes] | None = None, metadata: bytes = METADATA,
                wheel: bytes = WHEEL, record: bytes | None = None, stored: bool = False,
-               project: str = "fuzz") -> Archive:
-    """A valid wheel holding ``ext`` as ``fuzz/_ext.so`` (plus ``extra`` members), RECORD right.
+               project: str = "fuzz", ext_name: str | None = None) -> Archive:
+    """A valid wheel holding ``ext`` as ``fuzz/_ext.so`` (or ``ext_name``; plus ``extra`` members), RECORD right.
 
     ``project`` renames the distribution (and the package directory): a second wheel for ``conflicts``."""
-    dist, ext_name = DIST.replace("fuzz", project), EXT.replace("fuzz", project)
+    dist, ext_name = DIST.replace("fuzz", project), ext_name or EXT.replace("fuzz", project)
     metadata = metadata.replace(b"Name: fuzz", f"Name: {project}".encode())
     files = {ext_name: ext, **(extra or {}), f"{dist}/METADATA": metadata, f"{dist}/WHEEL": wheel}
     rows = [(name, _record_hash(data), len(data)) for name, data in files.items()] + [(f"{dist}/RECORD", "", "")]
@@ -243,6 +243,7 @@ def _name_shapes() -> Iterator[ZipShape]:
         yield f"dist-info-named-{i}:{name[:12]!r}", _whole(lambda a, e=encoded: [
             _rename(m.name.replace(DIST.encode(), b"fuzz-1.0" + e + b".dist-info"), flags=0x800)(m, a)
             for m in a.members if m.name.startswith(DIST.encode())])
+        yield f"ext-dir-named-{i}:{name[:12]!r}", _on("ext", _rename(b"fuzz/" + encoded + b"/_ext.so", flags=0x800))
         yield f"extra-member-named-{i}:{name[:12]!r}", _whole(
             lambda a, e=encoded: a.members.insert(0, stored_member(b"fuzz/" + e, b"x", flags=0x800)))
     for bad in (b"../evil.so", b"/etc/evil.so", b"C:evil.so", b"fuzz\\..\\..\\evil.so", b"fuzz/\x00.so",

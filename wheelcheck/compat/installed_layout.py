@@ -40,7 +40,8 @@ def expand_search_entry(owner_path: str, entry: str) -> str | None:
     (an absolute system path) or uses $LIB/$PLATFORM, which the loader fills in from the machine."""
     if _OTHER_TOKEN.search(entry) or not _ORIGIN.search(entry):
         return None
-    expanded = posixpath.normpath(_ORIGIN.sub(posixpath.dirname(owner_path), entry))
+    origin = posixpath.dirname(owner_path)
+    expanded = posixpath.normpath(_ORIGIN.sub(lambda _: origin, entry))  # a function: "\\" in a name is no escape
     expanded = _SITE.sub("/sp", expanded)
     top = expanded.split("/")[1] if expanded.startswith("/") and expanded != "/" else ""
     return expanded if top in ("sp", "bin", "data", "headers") else None
