@@ -5,9 +5,9 @@ For each wheel, one row: auditwheel show; the floor (every ELF member inflated o
 discarded: no parse, no hash, no CRC); wheelcheck audit with its default jobs and with --jobs 1. Times are
 best of --repeat; RSS is the peak resident size of each child (os.wait4, which folds in the child's own
 workers), in MB; cpu is the CPU seconds (user + system) that run used, all its threads and workers together:
-on a loaded machine the wall times stretch, the CPU seconds much less. Ratios: aw/wc (how many times faster than auditwheel), wc/floor and j1/floor (1.00 means
-"at the floor"; below it, the floor's single thread was beaten with two), j1/wc (what the default's
-parallelism buys).
+on a loaded machine the wall times stretch, the CPU seconds much less. Ratios: aw/wc (how many times faster
+than auditwheel), wc/floor and j1/floor (1.00 means "at the floor"; below it, the floor's single thread was
+beaten with two), j1/wc (what the default's parallelism buys).
 
     python bench/bench_audit.py [WHEEL_OR_DIR ...] [--bench-wheels] [--synthetic-gb N] [--directory DIR]
                                 [--repeat N] [--skip-auditwheel-over MB]
@@ -196,7 +196,7 @@ def tags_agree(aw_out: str, wc_out: str) -> str:
     except (ValueError, KeyError, IndexError):
         return "?"
     aw_tag = aw.get("overall_tag") or ("pure" if aw.get("pure") else "error")
-    wc_tag = wc.get("best_tag") or ("pure" if "error" not in wc else "error")
+    wc_tag = wc.get("deserved_tag") or ("pure" if "error" not in wc else "error")
     return "yes" if aw_tag == wc_tag else f"aw {aw_tag} / wc {wc_tag}"
 
 

@@ -125,7 +125,8 @@ def main() -> int:
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
     env.pop("LD_LIBRARY_PATH", None)
     env.pop("SOURCE_DATE_EPOCH", None)
-    cols = ["input", "MB", "auditwheel s", "wheelcheck s", "speed-up", "aw out MB", "wc out MB", "size delta", "same name+members"]
+    cols = ["input", "MB", "auditwheel s", "wheelcheck s", "speed-up", "aw out MB", "wc out MB", "size delta",
+            "same name+members"]
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-repair-") as tmp:
         ext = build_libraries(Path(tmp) / "build")

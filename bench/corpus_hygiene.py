@@ -50,7 +50,7 @@ def main() -> None:
             rt += ": " + ", ".join(unguaranteed)
         rules = Counter(f"{f.rule}/{f.severity[0]}" for f in w.findings if f.rule not in CORE_RULES)
         print(f"| {wheel.name.split('-')[0]}-{wheel.name.split('-')[1]} {w.arch}/{w.libc} | {took:.2f} | "
-              f"{w.best_tag} | {w.cxx_abi} ({abis.get('old', 0)}/{abis.get('new', 0)}/{abis.get('mixed', 0)}) | "
+              f"{w.deserved_tag} | {w.cxx_abi} ({abis.get('old', 0)}/{abis.get('new', 0)}/{abis.get('mixed', 0)}) | "
               f"{most} | {unique} | {rt or '-'} | "
               f"{', '.join(f'{k} ×{v}' for k, v in sorted(rules.items())) or '-'} |")
         if args.findings:

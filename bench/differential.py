@@ -166,7 +166,7 @@ class Row:
 
 
 def compare(pinned: Pinned, aw: dict, wc: WheelReport) -> Row:
-    row = Row(pinned.filename, pinned.kind, wheelcheck_tag=wc.best_tag, wheelcheck_error=wc.error,
+    row = Row(pinned.filename, pinned.kind, wheelcheck_tag=wc.deserved_tag, wheelcheck_error=wc.error,
               wheelcheck_passed=wc.passed)
     if wc.error is not None:
         row.differences.append(("?", f"wheelcheck could not read the wheel: {wc.error}"))
@@ -181,7 +181,7 @@ def compare(pinned: Pinned, aw: dict, wc: WheelReport) -> Row:
     row.host_dependent = [f"{s} from {show['external_libs'][s]}" for s in _host_found(show)]
     _explain_tags(row, show, wc)
     _explain_external(row, show, wc)
-    if not wc.passed and meets(wc.best_tag, [wc.target_tag] if wc.target_tag else []):
+    if not wc.passed and meets(wc.deserved_tag, [wc.required_tag] if wc.required_tag else []):
         errors = sorted({f.rule for f in wc.findings if f.severity == "error"})
         row.differences.append(("d13" if errors else "?", f"fails on {', '.join(errors) or 'nothing'}"))
     return row
@@ -202,7 +202,7 @@ def _shipped_sonames(wc: WheelReport) -> set[str]:
 
 def _explain_tags(row: Row, show: dict, wc: WheelReport) -> None:
     aw_tag, wc_tag = row.auditwheel_tag, row.wheelcheck_tag
-    if aw_tag == wc_tag or wc_tag in wc.best_tags and aw_tag in wc.best_tags:
+    if aw_tag == wc_tag or wc_tag in wc.deserved_tags and aw_tag in wc.deserved_tags:
         return
     ours, theirs = rank(wc_tag), rank(aw_tag)
     if wc.libc == "musl" and ours is not None and theirs is not None:
@@ -233,14 +233,14 @@ def _why_auditwheel_is_stricter(show: dict, wc: WheelReport) -> list[tuple[str, 
     extra = sorted(set(show.get("versioned_symbols", {})) - set(wc.versioned_symbols))
     if extra:
         out.append(("d1", f"auditwheel judged versions of {', '.join(extra)}, read from this host"))
-    newer = rank(wc.best_tag) is not None and rank(wc.best_tag) < rank("manylinux_2_41_x")
+    newer = rank(wc.deserved_tag) is not None and rank(wc.deserved_tag) < rank("manylinux_2_41_x")
     if newer and show["overall_tag"].startswith("linux"):
         out.append(("d11", "glibc 2.42/2.43"))
-    return out or [("?", f"auditwheel {show['overall_tag']}, wheelcheck {wc.best_tag}: no reason found")]
+    return out or [("?", f"auditwheel {show['overall_tag']}, wheelcheck {wc.deserved_tag}: no reason found")]
 
 
 def _why_wheelcheck_is_stricter(show: dict, wc: WheelReport) -> list[tuple[str, str]]:
-    binding = [f for f in wc.findings if f.limit == wc.best_tag and f.limit is not None]
+    binding = [f for f in wc.findings if f.limit == wc.deserved_tag and f.limit is not None]
     out = []
     for f in binding:
         if f.rule == "isa-level":
@@ -256,7 +256,7 @@ def _why_wheelcheck_is_stricter(show: dict, wc: WheelReport) -> list[tuple[str, 
             out.append(("?", f"{f.rule} {f.file}: {f.message}"))
     if _host_found(show):
         out = [("d1", f"auditwheel found {', '.join(_host_found(show))} on this host")] + out
-    return out or [("?", f"auditwheel {show['overall_tag']}, wheelcheck {wc.best_tag}: no reason found")]
+    return out or [("?", f"auditwheel {show['overall_tag']}, wheelcheck {wc.deserved_tag}: no reason found")]
 
 
 def _needed(message: str) -> str | None:

@@ -1,19 +1,49 @@
-"""Small helpers shared by the test modules: run the CLI in a subprocess, read its JSON."""
+"""Small helpers shared by the test modules: run the CLI (in this process, or in its own), read its JSON."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
+AUDITWHEEL_BUNDLED = ROOT / "tests" / "data" / "auditwheel-bundled"  # auditwheel's own test wheels (MIT)
 
 
-def run_cli(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """``python -m wheelcheck ARGS`` as a user runs it, capturing output."""
+class CliResult(NamedTuple):
+    """What a user of the command line sees: the exit status and the two streams."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(*args: str | Path, cwd: Path | None = None, env: dict[str, str | None] | None = None) -> CliResult:
+    """``wheelcheck ARGS`` run in this process (typer's CliRunner), from ``cwd``, with ``env`` set on top of
+    the environment (None unsets a variable). An exception the CLI does not turn into a message is raised
+    here, so a crash fails the test with its traceback."""
+    from typer.testing import CliRunner
+
+    from wheelcheck.cli import app
+
+    previous = Path.cwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(app, [str(a) for a in args], env=env, catch_exceptions=False)
+    finally:
+        os.chdir(previous)
+    return CliResult(result.exit_code, result.stdout, result.stderr)
+
+
+def run_cli_process(*args: str | Path, cwd: Path | None = None, **kwargs) -> subprocess.CompletedProcess:
+    """``python -m wheelcheck ARGS`` in a process of its own, for the tests where the process is the point:
+    the entry point, signals, resource limits, a terminal."""
     return subprocess.run([sys.executable, "-m", "wheelcheck", *map(str, args)], capture_output=True,
-                          text=True, cwd=cwd, timeout=600)
+                          text=True, cwd=cwd, timeout=600, **kwargs)
 
 
 def audit_json(*args: str | Path) -> tuple[int, dict]:
@@ -45,10 +75,9 @@ def auditwheel_policies() -> dict[str, dict]:
     return out
 
 
-def repair_json(*args: str | Path, env: dict | None = None) -> tuple[subprocess.CompletedProcess, dict]:
-    """``wheelcheck repair --format json ARGS``: the process and its parsed report."""
-    proc = subprocess.run([sys.executable, "-m", "wheelcheck", "repair", "--format", "json", *map(str, args)],
-                          capture_output=True, text=True, timeout=600, env=env)
+def repair_json(*args: str | Path, env: dict[str, str | None] | None = None) -> tuple[CliResult, dict]:
+    """``wheelcheck repair --format json ARGS`` (in this process): the result and its parsed report."""
+    proc = run_cli("repair", "--format", "json", *args, env=env)
     return proc, json.loads(proc.stdout) if proc.stdout.strip() else {}
 
 
@@ -82,3 +111,9 @@ def bundled_policy_with(path: Path, base: str = "manylinux_2_17", **fields) -> P
     doc = json.loads((ROOT / "policies" / f"{base}.json").read_text())
     path.write_text(json.dumps({**doc, **fields}))
     return path
+
+
+def files_but_sbom(zf) -> set[str]:
+    """A wheel's file members, less wheelcheck's SBOM: to compare with auditwheel's output, which carries
+    an SBOM only when a package manager owns a grafted library (docs/differences.md R9)."""
+    return {n for n in zf.namelist() if not n.endswith("/") and not n.endswith(".dist-info/sboms/wheelcheck.cdx.json")}

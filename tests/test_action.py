@@ -106,7 +106,7 @@ def test_action_summary_sarif_and_exit_code(installed):
     code, outputs, log = runner.run_step(step, with_defaults(action, {"sarif-file": "results.sarif"}))
     assert code == 1, log  # mathmod needs GLIBC_2.29 (exp2, log2) but claims manylinux_2_17
     assert outputs == {"exit-code": "1", "sarif-file": "results.sarif"}
-    assert "FAIL best tag manylinux_2_31_x86_64, needs manylinux_2_17_x86_64" in log  # text in the job log
+    assert "FAIL deserves manylinux_2_31_x86_64, required manylinux_2_17_x86_64" in log  # text in the job log
     summary = runner.summary.read_text()
     assert "| `mathmod-1.0-cp311-cp311-manylinux_2_17_x86_64.whl` | ❌ fail | `manylinux_2_31_x86_64` |" in summary
     assert "| `puremod-1.0-py3-none-any.whl` | ✅ pass | pure |" in summary
@@ -132,7 +132,7 @@ def test_action_inputs_reach_the_audit(installed, tmp_path):
                                                         "puremod-1.0-py3-none-any.whl"]
     mathmod = report["wheels"][0]
     # judged against the team policy only: the claimed manylinux_2_17 is not one of its tags, --plat is
-    assert mathmod["best_tag"] == "team_2_31_x86_64" and mathmod["target_tag"] == "team_2_31_x86_64"
+    assert mathmod["deserved_tag"] == "team_2_31_x86_64" and mathmod["required_tag"] == "team_2_31_x86_64"
     assert code == 0 and outputs["exit-code"] == "0" and outputs["sarif-file"] == ""
     summary = runner.summary.read_text()
     assert summary.startswith("earlier step's summary\n## wheelcheck audit")  # appended, not replaced

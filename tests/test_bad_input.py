@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.fixtures import wheels
-from tests.helpers import run_cli
+from tests.helpers import AUDITWHEEL_BUNDLED, run_cli
 
 CASES = {
     "not_a_zip": (wheels.not_a_zip, "not a zip file"),
@@ -55,16 +55,16 @@ def test_record_mismatch_is_a_finding_not_an_error(tmp_path):
     assert '"rule": "record-hash"' in proc.stdout
 
 
-def test_unknown_plat_is_usage_error(shared_dir):
-    wheel = shared_dir / "fixtures/auditwheel-bundled/glibc/testsimple-0.0.1-cp313-cp313-linux_x86_64.whl"
+def test_unknown_plat_is_usage_error():
+    wheel = AUDITWHEEL_BUNDLED / "glibc/testsimple-0.0.1-cp313-cp313-linux_x86_64.whl"
     proc = run_cli("audit", "--plat", "manylinux_9_99_x86_64", wheel)
     assert proc.returncode == 2 and "manylinux_9_99" in proc.stderr
     proc = run_cli("audit", "--plat", "manylinux_2_17_aarch64", wheel)
     assert proc.returncode == 2 and "aarch64" in proc.stderr
 
 
-def test_bad_policy_file(tmp_path, shared_dir):
-    wheel = shared_dir / "fixtures/auditwheel-bundled/glibc/testsimple-0.0.1-cp313-cp313-linux_x86_64.whl"
+def test_bad_policy_file(tmp_path):
+    wheel = AUDITWHEEL_BUNDLED / "glibc/testsimple-0.0.1-cp313-cp313-linux_x86_64.whl"
     bad = tmp_path / "policy.json"
     bad.write_text("{not json")
     proc = run_cli("audit", "--policy-file", bad, wheel)

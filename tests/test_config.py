@@ -41,9 +41,9 @@ def test_pyproject_sets_defaults_and_the_command_line_overrides(project):
     proc = run_cli("audit", project / "dist", cwd=run_from)
     assert proc.returncode == 1, proc.stderr  # GLIBC_2.29 does not meet manylinux_2_17
     wheel = json.loads(proc.stdout)["wheels"][0]  # format = "json"
-    assert wheel["target_tag"] == "manylinux_2_17_x86_64" and not wheel["passed"]
+    assert wheel["required_tag"] == "manylinux_2_17_x86_64" and not wheel["passed"]
     proc = run_cli("audit", project / "dist", "--plat", "manylinux_2_31_x86_64", "--format", "text", cwd=run_from)
-    assert proc.returncode == 0 and "PASS best tag manylinux_2_31_x86_64, needs manylinux_2_31_x86_64" in proc.stdout
+    assert proc.returncode == 0 and "PASS deserves manylinux_2_31_x86_64, required manylinux_2_31_x86_64" in proc.stdout
     shown = json.loads(run_cli("config", "--format", "json", cwd=run_from).stdout)
     assert shown["pyproject"] == str(project / "pyproject.toml")
     assert shown["settings"]["plat"] == {"value": "manylinux_2_17_x86_64", "source": str(project / "pyproject.toml")}
@@ -62,7 +62,7 @@ def test_exclude_and_relative_policy_file(project, tmp_path):
     assert proc.returncode == 0, proc.stderr
     wheel = json.loads(proc.stdout)["wheels"][0]
     # libalpha excluded by the project; judged against the team policy, found relative to pyproject.toml
-    assert wheel["external_libs"] == [] and wheel["best_tag"] == "acme_2_28_x86_64"
+    assert wheel["external_libs"] == [] and wheel["deserved_tag"] == "acme_2_28_x86_64"
     shown = json.loads(run_cli("config", "--format", "json", cwd=project / "sub").stdout)["settings"]
     assert shown["policy-file"]["value"] == str(policies / "acme.json")
     # an explicit --config replaces the search; the command line still wins over it
@@ -97,7 +97,8 @@ def test_fail_on_is_judged_by_the_library():
     assert audit(SAMPLE, fail_on="warning").exit_code == 0
     proc = run_cli("audit", SAMPLE, "--fail-on", "info")
     assert proc.returncode == 1 and "FAIL" in proc.stdout
-    assert "info symbol-version: GLIBC_2.29" in proc.stdout  # what failed it is shown without -v
+    assert "info symbol-version: demo_ext/_demo.cpython-311-x86_64-linux-gnu.so: GLIBC_2.29" in proc.stdout  # shown
+    assert "FAIL (--fail-on info) deserves" in proc.stdout  # and why a wheel with no error fails
 
 
 def test_no_pyproject_means_defaults(tmp_path):

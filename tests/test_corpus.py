@@ -1,6 +1,6 @@
 """Differential tests against auditwheel over the real-wheel corpus (opt-in: ``--corpus``, from conftest.py).
 
-Every wheel of ../shared/corpus/dev-wheels.tsv found in the corpus directory is audited by
+Every wheel of corpus/dev-wheels.tsv found in the corpus directory is audited by
 ``auditwheel show --json`` and by wheelcheck's Python API; both must give the same tag, the same versioned
 symbols and the same external libraries (libpython aside: wheelcheck reports it as a finding instead).
 
@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import run_cli
 from wheelcheck.api import audit
 
 pytestmark = pytest.mark.corpus
@@ -62,14 +63,14 @@ def test_agrees_with_auditwheel(corpus_wheel: Path) -> None:
     aw_external = {soname for soname in aw["external_libs"] if not _is_libpython(soname)}
     reasons = _host_dependence(aw, wc.versioned_symbols)
     if not reasons:
-        assert wc.best_tag == aw["overall_tag"]
+        assert wc.deserved_tag == aw["overall_tag"]
         assert wc.versioned_symbols == aw["versioned_symbols"]
         assert set(wc.external_libs) == aw_external
         return
 
     # Host-dependent: auditwheel saw more than the wheel. What the wheel alone decides must still be there.
     warnings.warn(f"{wheel.name}: only host-independent facts compared: {'; '.join(reasons)} "
-                  f"(tags: auditwheel {aw['overall_tag']}, wheelcheck {wc.best_tag})", stacklevel=1)
+                  f"(tags: auditwheel {aw['overall_tag']}, wheelcheck {wc.deserved_tag})", stacklevel=1)
     assert set(wc.external_libs) <= aw_external
     for soname, versions in wc.versioned_symbols.items():
         assert set(versions) <= set(aw["versioned_symbols"].get(soname, ())), soname
@@ -78,8 +79,7 @@ def test_agrees_with_auditwheel(corpus_wheel: Path) -> None:
 def test_json_matches_schema(corpus_wheel: Path) -> None:
     wheel = corpus_wheel
     jsonschema = pytest.importorskip("jsonschema")
-    proc = subprocess.run([sys.executable, "-m", "wheelcheck", "audit", "--format", "json", str(wheel)],
-                          capture_output=True, text=True)
+    proc = run_cli("audit", "--format", "json", wheel)
     assert proc.returncode in (0, 1), f"exit {proc.returncode}: {proc.stderr}"
     schema = json.loads(SCHEMA.read_text())
     validator_class = jsonschema.validators.validator_for(schema)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 import sys
-from pathlib import Path
 
 from bench.differential import ANSWERS, LISTING, REASONS, Pinned, compare, meets, rank, read_listing
 from tests.helpers import ROOT
@@ -77,8 +76,8 @@ def test_tag_ranks_follow_glibc_and_legacy_aliases():
 
 def _report(tag: str, **kw) -> WheelReport:
     return WheelReport(filename="w-1.0-cp311-cp311-manylinux_2_28_x86_64.whl", arch="x86_64", libc="glibc",
-                       best_tag=tag, best_tags=[tag], claimed_tags=["manylinux_2_28_x86_64"],
-                       target_tag="manylinux_2_28_x86_64", **kw)
+                       deserved_tag=tag, deserved_tags=[tag], claimed_tags=["manylinux_2_28_x86_64"],
+                       required_tag="manylinux_2_28_x86_64", **kw)
 
 
 PINNED = Pinned("w-1.0-cp311-cp311-manylinux_2_28_x86_64.whl", "x86_64", "test")

@@ -96,7 +96,7 @@ def test_extending_policy_requires_new_abi(abi_modules, tmp_path):
     new = build_wheel(tmp_path / "n", "abimod", "1.0", TAG, {EXT.format("abimod"): abi_modules[1]})
     w_old, w_new = one(old, policy_file=policy_file), one(new, policy_file=policy_file)
     assert not w_old.passed and by_rule(w_old, "cxx-abi-policy")[0].severity == "error"
-    assert w_new.passed and w_new.best_tag == "torch_2_28_x86_64"
+    assert w_new.passed and w_new.deserved_tag == "torch_2_28_x86_64"
 
 
 def build_pair(build, tmp_path, provider_abi: int, consumer_abi: int):

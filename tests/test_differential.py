@@ -13,7 +13,7 @@ import pytest
 from tests.fixtures.compile import ZIG_TARGETS
 from tests.fixtures.sources import extension_source, math_extension_source
 from tests.fixtures.wheels import build_wheel
-from tests.helpers import auditwheel_show
+from tests.helpers import AUDITWHEEL_BUNDLED, auditwheel_show
 from wheelcheck import audit
 
 NOT_PLATFORM = "not look like a platform wheel"
@@ -32,10 +32,10 @@ def compare(wheel):
     theirs = auditwheel_show(wheel)
     if NOT_PLATFORM in theirs.get("error", ""):
         # difference 3: no ELF of a supported architecture; we still answer
-        assert ours.pure or ours.best_tag == f"linux_{ours.arch}", ours
+        assert ours.pure or ours.deserved_tag == f"linux_{ours.arch}", ours
         return theirs, ours
     host_found = {lib for lib, path in theirs["external_libs"].items() if path}
-    assert ours.best_tag == theirs["overall_tag"], (ours.findings, theirs)
+    assert ours.deserved_tag == theirs["overall_tag"], (ours.findings, theirs)
     external = {lib for lib in theirs["external_libs"] if not lib.startswith("libpython")}  # difference 2
     if host_found:  # difference 1: auditwheel read these from this machine; we never do
         assert set(ours.external_libs) <= external
@@ -66,8 +66,8 @@ BUNDLED = [
 
 
 @pytest.mark.parametrize("name", BUNDLED)
-def test_auditwheel_bundled(shared_dir, name):
-    compare(shared_dir / "fixtures" / "auditwheel-bundled" / name)
+def test_auditwheel_bundled(name):
+    compare(AUDITWHEEL_BUNDLED / name)
 
 
 USES_LIBC = extension_source("plain", '    return getenv("WC_NONE") ? 1 : 42;', prelude="#include <stdlib.h>\n",
@@ -79,7 +79,7 @@ def test_zig_built_per_arch(build, tmp_path, arch):
     ext = build.compile_c(USES_LIBC, "plain.so", target=ZIG_TARGETS[arch])
     wheel = build_wheel(tmp_path, "plain", "1.0", f"cp311-cp311-linux_{arch}", {"plain.cpython-311.so": ext})
     theirs, ours = compare(wheel)
-    assert ours.best_tag.startswith("manylinux_")
+    assert ours.deserved_tag.startswith("manylinux_")
 
 
 @pytest.mark.parametrize("glibc", ["2.17", "2.28"])
@@ -96,7 +96,7 @@ def test_host_gcc_glibc_2_29(build, tmp_path):
     wheel = build_wheel(tmp_path, "mathmod", "1.0", "cp311-cp311-linux_x86_64",
                         {"pkg/mathmod.cpython-311-x86_64-linux-gnu.so": ext})
     theirs, ours = compare(wheel)
-    assert ours.best_tag == "manylinux_2_31_x86_64"
+    assert ours.deserved_tag == "manylinux_2_31_x86_64"
 
 
 def test_external_and_vendored_libraries(build, tmp_path):
@@ -110,7 +110,7 @@ def test_external_and_vendored_libraries(build, tmp_path):
     vendored = build_wheel(tmp_path / "vendored", "usealpha", "1.0", "cp311-cp311-linux_x86_64",
                            {ext_name: ext, "pkg.libs/libalpha.so.1": alpha, "pkg.libs/libbeta.so.1": beta})
     theirs, ours = compare(vendored)
-    assert ours.external_libs == [] and ours.best_tag.startswith("manylinux_")
+    assert ours.external_libs == [] and ours.deserved_tag.startswith("manylinux_")
 
 
 def test_isa_level(build, tmp_path):
@@ -118,7 +118,7 @@ def test_isa_level(build, tmp_path):
     wheel = build_wheel(tmp_path, "fast", "1.0", "cp311-cp311-linux_x86_64",
                         {"pkg/fast.cpython-311-x86_64-linux-gnu.so": ext})
     theirs, ours = compare(wheel)
-    assert theirs["unsupported_isa"] and ours.best_tag == "linux_x86_64"
+    assert theirs["unsupported_isa"] and ours.deserved_tag == "linux_x86_64"
 
 
 def test_libc_free_extension(build, tmp_path):
@@ -127,7 +127,7 @@ def test_libc_free_extension(build, tmp_path):
     ext = build.compile_c(extension_source("plain", python_h=False), "plain.so", target=ZIG_TARGETS["x86_64"])
     wheel = build_wheel(tmp_path, "plain", "1.0", "cp311-cp311-linux_x86_64", {"plain.cpython-311.so": ext})
     ours = audit(wheel).wheels[0]
-    assert ours.libc == "glibc" and ours.best_tag == "manylinux_2_5_x86_64"
+    assert ours.libc == "glibc" and ours.deserved_tag == "manylinux_2_5_x86_64"
 
 
 def test_musl(build, tmp_path):
@@ -139,4 +139,4 @@ def test_musl(build, tmp_path):
     wheel = build_wheel(tmp_path, "m", "1.0", "cp311-cp311-musllinux_1_2_x86_64",
                         {"m.cpython-311-x86_64-linux-musl.so": ext})
     theirs, ours = compare(wheel)
-    assert ours.best_tag == "musllinux_1_2_x86_64"
+    assert ours.deserved_tag == "musllinux_1_2_x86_64"

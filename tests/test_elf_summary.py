@@ -144,3 +144,33 @@ def test_musl_extension(build):
     lib = build.compile_c(USER_SRC, "libuser.so.1", target="x86_64-linux-musl")
     info = summarize(lib.read_bytes(), "libuser.so.1")
     assert info.version_needs == () and any(n.startswith("libc.so") for n in info.needed)
+
+
+def _header_only(phnum: int) -> bytes:
+    """A 64-bit little-endian ELF header that announces ``phnum`` program headers right after it, and no more."""
+    ident = b"\x7fELF" + bytes([2, 1, 1, 0]) + bytes(8)
+    return ident + struct.pack("<HHIQQQIHHHHHH", 3, 62, 1, 0, 64, 0, 0, 64, 56, phnum, 64, 0, 0)
+
+
+def test_malformed_elf_names_the_file_and_quotes_the_values():
+    with pytest.raises(BadElfError) as caught:
+        summarize(_header_only(phnum=7), "pkg/_bad.so")
+    assert caught.value.path == "pkg/_bad.so"
+    assert "7 of 56 bytes at offset 64" in caught.value.problem  # the values read, as they were
+    with pytest.raises(BadElfError, match=r"bad ELF identification \(class 9, data 1\)"):
+        summarize(b"\x7fELF" + bytes([9, 1]) + bytes(58), "pkg/_odd.so")
+
+
+def test_a_bug_in_the_reader_is_not_reported_as_a_malformed_file(build, monkeypatch):
+    """Only what reading the bytes raises becomes 'malformed ELF': an AttributeError, KeyError or IndexError
+    is a bug of ours, and must surface as one (before, the summary turned it into BadElfError)."""
+    from wheelcheck.elf import _tables
+
+    lib = build.compile_c(USER_SRC, "libuser.so.1", flags=("-Wl,-soname,libuser.so.1",))
+
+    def broken(*args, **kwargs):
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(_tables, "read_symbols", broken)
+    with pytest.raises(KeyError, match="a bug"):
+        summarize(lib.read_bytes(), "libuser.so.1")

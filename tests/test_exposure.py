@@ -46,7 +46,8 @@ def test_synthetic_library_counts(tmp_path):
     assert exp.exports == sum(kinds.values()) == len(pyelftools_exports(lib))
     assert exp.families == {"llvm": 300, "protobuf": 40, "libpng": 25, "blas": 15}
     assert exp.beyond_init is None and exp.unique == ()
-    assert exp.groups[0] == ("llvm::", 300) and ("app_*", 120) in exp.groups and ("png_*", 25) in exp.groups  # C names group by their first word
+    # C names group by their first word
+    assert exp.groups[0] == ("llvm::", 300) and ("app_*", 120) in exp.groups and ("png_*", 25) in exp.groups
 
 
 def test_extension_exporting_a_vendored_namespace(build, tmp_path):

@@ -65,7 +65,7 @@ def test_unreachable_finding_names_the_shipped_copy_and_the_fix(unreachable):
     assert "$ORIGIN/lib" in finding.hint
     # auditwheel does not find it either: the same tag and the same external library
     theirs = auditwheel_show(unreachable)
-    assert report.best_tag == theirs["overall_tag"] == "linux_x86_64"
+    assert report.deserved_tag == theirs["overall_tag"] == "linux_x86_64"
     assert report.external_libs == sorted(theirs["external_libs"]) == ["libalpha.so.1"]
 
 
@@ -80,7 +80,7 @@ def test_repair_reaches_the_shipped_copy_and_the_wheel_imports(unreachable, tmp_
     repaired = Path(wheel["output"])
     with zipfile.ZipFile(repaired) as zf:
         assert not [n for n in zf.namelist() if ".libs/" in n]
-    assert auditwheel_show(repaired)["overall_tag"] == audit_one(repaired).best_tag != "linux_x86_64"
+    assert auditwheel_show(repaired)["overall_tag"] == audit_one(repaired).deserved_tag != "linux_x86_64"
 
     python = make_venv(tmp_path / "venv")
     installed = pip_install(python, repaired)
@@ -125,9 +125,9 @@ def test_foreign_library_names_the_distribution_and_the_exclude(plugin_and_host)
     (finding,) = by_rule(report, "external-library")
     assert "its RPATH leads to hostdist/lib, where hostdist (in Requires-Dist) installs its files" in finding.message
     assert "--exclude 'libalpha.so.1'" in finding.hint
-    assert report.best_tag == auditwheel_show(plugin)["overall_tag"] == "linux_x86_64"
+    assert report.deserved_tag == auditwheel_show(plugin)["overall_tag"] == "linux_x86_64"
     excluded = audit_one(plugin, exclude=("libalpha.so.1",))
-    assert excluded.best_tag.startswith("manylinux_") and not by_rule(excluded, "external-library")
+    assert excluded.deserved_tag.startswith("manylinux_") and not by_rule(excluded, "external-library")
 
 
 def test_foreign_library_loads_from_the_required_distribution(plugin_and_host, tmp_path):
@@ -153,8 +153,8 @@ def test_elf_in_purelib_warns_and_keeps_the_tag(purelib):
     (finding,) = by_rule(report, "elf-in-purelib")
     assert finding.severity == "warning" and "Root-Is-Purelib: true" in finding.message
     assert report.passed
-    assert report.best_tag == auditwheel_show(purelib)["overall_tag"]
-    assert report.best_tag.startswith("manylinux_")
+    assert report.deserved_tag == auditwheel_show(purelib)["overall_tag"]
+    assert report.deserved_tag.startswith("manylinux_")
 
 
 def test_elf_in_purelib_installs_and_imports(purelib, tmp_path):

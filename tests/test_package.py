@@ -1,4 +1,6 @@
-"""The built wheel of wheelcheck carries its policies: install it into a fresh venv and audit elsewhere."""
+"""The built wheel of wheelcheck carries its policies: install it into a fresh venv and audit elsewhere. The base
+install (no extras) does everything but hide symbols (the hide extra, LIEF) and validate policies (the validate
+extra, jsonschema), and says so in one line naming the extra."""
 
 from __future__ import annotations
 
@@ -32,7 +34,28 @@ def test_installed_wheel_ships_policies_and_audits(tmp_path):
                           cwd=elsewhere, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
-    assert report["wheels"][0]["best_tag"] == "manylinux_2_31_x86_64"
+    assert report["wheels"][0]["deserved_tag"] == "manylinux_2_31_x86_64"
     listed = subprocess.run([venv / "bin" / "wheelcheck", "policy", "list", "--format", "json"], cwd=elsewhere,
                             capture_output=True, text=True, check=True)
     assert len(json.loads(listed.stdout)) == len(shipped) - 1  # schema.json is not a policy
+
+    # the base install: no LIEF, no jsonschema; every other command works
+    python = venv / "bin" / "python"
+    for module in ("lief", "jsonschema"):
+        assert subprocess.run([python, "-c", f"import {module}"], capture_output=True).returncode != 0, module
+    out = tmp_path / "wheelhouse"
+    proc = subprocess.run([venv / "bin" / "wheelcheck", "repair", "-w", str(out), str(sample)], cwd=elsewhere,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [p.name for p in out.glob("*.whl")] == ["demo_ext-1.0-cp311-cp311-manylinux_2_31_x86_64.whl"]
+    for command in (["show", str(sample)], ["config"], ["rules"], ["policy", "show", "manylinux2014"]):
+        proc = subprocess.run([venv / "bin" / "wheelcheck", *command], cwd=elsewhere, capture_output=True, text=True)
+        assert proc.returncode == 0, (command, proc.stderr)
+    proc = subprocess.run([venv / "bin" / "wheelcheck", "repair", "--hide-symbols", "-w", str(tmp_path / "h"),
+                           str(sample)], cwd=elsewhere, capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stdout == "" and not (tmp_path / "h").exists()
+    assert proc.stderr == ("wheelcheck: error: --hide-symbols: needs LIEF, which is not installed: "
+                           "pip install 'wheelcheck[hide]'\n")
+    proc = subprocess.run([venv / "bin" / "wheelcheck", "policy", "validate"], cwd=elsewhere, capture_output=True,
+                          text=True)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "pip install 'wheelcheck[validate]'" in proc.stderr

@@ -1,7 +1,7 @@
 """manylinux_2_43: a wheel needing GLIBC_2.42/2.43 gets that tag, where auditwheel can only say linux.
 
-The extension is linked at test time against Debian's glibc 2.43 libc.so.6 (unpacked from
-../shared/fixtures/debian), so it needs versions newer than this machine's glibc: pthread_gettid_np is
+The extension is linked at test time against Debian's glibc 2.43 libc.so.6 (fetched from
+Debian's archive by tests/fixtures/debian.py), so it needs versions newer than this machine's glibc: pthread_gettid_np is
 GLIBC_2.42 and umaxabs GLIBC_2.43 (both read from that libc's .dynsym by the test below).
 """
 from __future__ import annotations
@@ -61,7 +61,7 @@ def test_the_fixture_symbols_are_that_new(libc_2_43):
 
 def test_wheel_gets_manylinux_2_43(new_glibc_wheel):
     [report] = audit(new_glibc_wheel).wheels
-    assert report.best_tag == "manylinux_2_43_x86_64"
+    assert report.deserved_tag == "manylinux_2_43_x86_64"
     assert report.versioned_symbols["libc.so.6"] == ["GLIBC_2.2.5", "GLIBC_2.42", "GLIBC_2.43"]
     [finding] = [f for f in report.findings if f.rule == "symbol-version" and "GLIBC_2.43" in f.message]
     assert list(finding.symbols) == ["umaxabs"]
@@ -77,4 +77,6 @@ def test_plat_checks_against_2_43(new_glibc_wheel):
     assert proc.returncode == 0, proc.stdout
     proc = run_cli("audit", "--plat", "manylinux_2_41_x86_64", new_glibc_wheel)
     assert proc.returncode == 1
-    assert "GLIBC_2.42 needed by pthread_gettid_np → manylinux_2_43 at best" in proc.stdout
+    # both versions, their library and symbols, on the second line: the reason the wheel fails
+    assert proc.stdout.splitlines()[1] == (f"  error symbol-version: {EXT}: needs GLIBC_2.42, GLIBC_2.43 of libc.so.6 "
+                                           "(pthread_gettid_np, umaxabs) → manylinux_2_43 at best")

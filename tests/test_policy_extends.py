@@ -75,16 +75,16 @@ def test_audit_uses_the_chain(build, tmp_path):
     plain = build.compile_c(USES_ALPHA, "usealpha.so", libs=(alpha,))
     wheel = build_wheel(tmp_path / "w1", "usealpha", "1.0", "cp311-cp311-linux_x86_64", {EXT.format("usealpha"): plain})
     code, doc = audit_json(wheel)  # bundled policies: libalpha is an external library
-    assert doc["wheels"][0]["best_tag"] == "linux_x86_64"
+    assert doc["wheels"][0]["deserved_tag"] == "linux_x86_64"
     code, doc = audit_json("--policy-file", policy_file, wheel)
-    assert code == 0 and doc["wheels"][0]["best_tag"] == "acme_strict_x86_64"
+    assert code == 0 and doc["wheels"][0]["deserved_tag"] == "acme_strict_x86_64"
     # needing GLIBC_2.25: too new for acme_strict (2.17's GLIBC versions), fine for acme_base (2_28's)
     newer = build.compile_c(USES_ALPHA_2_25, "alphabzero.so", libs=(alpha,))
     wheel = build_wheel(tmp_path / "w2", "alphabzero", "1.0", "cp311-cp311-linux_x86_64",
                         {EXT.format("alphabzero"): newer})
     code, doc = audit_json("--policy-file", policy_file, "--plat", "acme_strict_x86_64", wheel)
     report = doc["wheels"][0]
-    assert code == 1 and report["best_tag"] == "acme_base_x86_64"
+    assert code == 1 and report["deserved_tag"] == "acme_base_x86_64"
     assert any(f["message"] == "GLIBC_2.25 needed by explicit_bzero → acme_base at best" and f["severity"] == "error"
                for f in report["findings"]), report["findings"]
 

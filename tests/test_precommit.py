@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, CliResult, run_cli
 
 yaml = pytest.importorskip("yaml")
 
@@ -30,12 +30,12 @@ def hook() -> dict:
     return only
 
 
-def run_entry(*files: Path) -> subprocess.CompletedProcess:
-    """The hook's entry as pre-commit runs it: the command, then the file names."""
+def run_entry(*files: Path) -> CliResult:
+    """The hook's entry as pre-commit runs it: the command, then the file names (in this process; the
+    test below runs it through pre-commit itself)."""
     command = shlex.split(hook()["entry"])
     assert command[0] == "wheelcheck"
-    return subprocess.run([sys.executable, "-m", "wheelcheck", *command[1:], *map(str, files)],
-                          capture_output=True, text=True, timeout=300)
+    return run_cli(*command[1:], *files)
 
 
 def write(folder: Path, name: str, doc) -> Path:

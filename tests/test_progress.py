@@ -102,4 +102,4 @@ def test_nothing_extra_when_piped(many_elves):
     proc = run_cli("audit", many_elves)
     assert proc.returncode == 0 and proc.stderr == ""
     assert "\x1b" not in proc.stdout and "reading" not in proc.stdout
-    assert proc.stdout == f"{many_elves.name}: PASS best tag {proc.stdout.split('best tag ')[1]}"
+    assert proc.stdout.startswith(f"{many_elves.name}: PASS deserves ")

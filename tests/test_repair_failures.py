@@ -16,7 +16,7 @@ import pytest
 from tests.fixtures.repair_scenario import EXT_SUFFIX, python_tag
 from tests.fixtures.sources import extension_source, math_extension_source
 from tests.fixtures.wheels import build_wheel
-from tests.helpers import repair_json as _repair_json
+from tests.helpers import repair_json as _repair_json, run_cli, run_cli_process
 from wheelcheck.report.repair_json import repair_schema
 
 TAG = f"{python_tag()}-{python_tag()}-linux_x86_64"
@@ -84,7 +84,7 @@ def test_target_out_of_reach_fails_and_writes_nothing(math_wheel, tmp_path, plat
     proc, report = repair_json(math_wheel, "-w", tmp_path, "--plat", plat)
     assert proc.returncode == 1
     wheel = report["wheels"][0]
-    assert wheel["status"] == "failed" and wheel["target_tag"] == "manylinux_2_17_x86_64"
+    assert wheel["status"] == "failed" and wheel["required_tag"] == "manylinux_2_17_x86_64"
     assert "cannot reach manylinux_2_17_x86_64" in wheel["message"]
     blocking = [f for f in wheel["findings"] if f["severity"] == "error"]
     assert any(f["rule"] == "symbol-version" and "GLIBC_2.29" in f["message"] and "exp2" in f["symbols"]
@@ -102,7 +102,7 @@ def test_reachable_named_target_is_tagged_with_the_best_tag_too_like_auditwheel(
     assert aw.returncode == 0, aw.stderr
     (theirs,) = (tmp_path / "theirs").glob("*.whl")
     assert ours.name == theirs.name
-    assert report["wheels"][0]["target_tag"] == "manylinux_2_35_x86_64"
+    assert report["wheels"][0]["required_tag"] == "manylinux_2_35_x86_64"
 
 
 def test_plat_for_another_architecture_is_a_usage_error(math_wheel, tmp_path):
@@ -154,9 +154,8 @@ def test_interrupted_write_leaves_no_partial_file(build, tmp_path):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a failing write() instead of a killed process
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
-    proc = subprocess.run([sys.executable, "-m", "wheelcheck", "repair", "--format", "json", "-w", str(out), str(wheel)],
-                          capture_output=True, text=True, timeout=300, preexec_fn=limit_file_size,
-                          env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+    proc = run_cli_process("repair", "--format", "json", "-w", out, wheel, preexec_fn=limit_file_size,
+                           env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))  # the limit needs a process of its own
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "cannot write the repaired wheel" in proc.stderr
     assert listing(out) == []  # neither a wheel nor its temporary
@@ -171,8 +170,7 @@ def test_pure_wheel_is_not_written(tmp_path):
 
 
 def test_text_output_shows_the_plan_that_could_not_be_carried_out(math_wheel, tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "wheelcheck", "repair", "-w", str(tmp_path), "--plat",
-                           "manylinux2014", str(math_wheel)], capture_output=True, text=True, timeout=300)
+    proc = run_cli("repair", "-w", tmp_path, "--plat", "manylinux2014", math_wheel)
     assert proc.returncode == 1
     lines = proc.stdout.splitlines()
     assert lines[0].startswith(f"{math_wheel.name}: FAIL cannot reach manylinux_2_17_x86_64")

@@ -11,13 +11,12 @@ from auditwheel.wheeltools import InWheelCtx, add_platforms
 from tests.fixtures.wheels import build_wheel
 from wheelcheck.policy.registry import bundled_policies
 from wheelcheck.repair.retag import added_platforms, removed_platforms, retag_filename, retag_wheel_text
-from wheelcheck.repair.repair_target import policy_of_tag
 
-POLICIES = list(bundled_policies())
+POLICIES = bundled_policies()
 
 
 def policy(name: str):
-    return policy_of_tag(name, POLICIES)
+    return POLICIES.find(name)
 
 
 def tags_of(text: str) -> list[str]:

@@ -11,7 +11,7 @@ import pytest
 
 from tests.fixtures.sources import extension_source, math_extension_source
 from tests.fixtures.wheels import build_wheel
-from tests.helpers import run_cli
+from tests.helpers import AUDITWHEEL_BUNDLED, run_cli
 
 EXT = "pkg/{}.cpython-311-x86_64-linux-gnu.so"
 USES_ALPHA = extension_source("usealpha", "    return alpha_value();", prelude="extern int alpha_value(void);\n")
@@ -66,8 +66,8 @@ def check_same_answer(wheel, *extra):
 
 
 @pytest.mark.parametrize("name", BUNDLED)
-def test_auditwheel_test_wheels(shared_dir, name):
-    check_same_answer(shared_dir / "fixtures" / "auditwheel-bundled" / name)
+def test_auditwheel_test_wheels(name):
+    check_same_answer(AUDITWHEEL_BUNDLED / name)
 
 
 def test_symbol_versions_limit(build, tmp_path):
@@ -114,11 +114,11 @@ def test_isa_level_and_disable_isa_ext_check(build, tmp_path):
     ours, _ = check_same_answer(wheel, "--disable-isa-ext-check")
     assert ours["unsupported_isa"] is False and ours["overall_tag"].startswith("manylinux_")
     audit = run_cli("audit", wheel, "--disable-isa-ext-check", "--format", "json")
-    assert json.loads(audit.stdout)["wheels"][0]["best_tag"] == ours["overall_tag"]
+    assert json.loads(audit.stdout)["wheels"][0]["deserved_tag"] == ours["overall_tag"]
 
 
-def test_pure_wheel(shared_dir):
-    wheel = shared_dir / "fixtures" / "auditwheel-bundled" / "plumbum-1.6.8-py2.py3-none-any.whl"
+def test_pure_wheel():
+    wheel = AUDITWHEEL_BUNDLED / "plumbum-1.6.8-py2.py3-none-any.whl"
     theirs, ours = auditwheel("--json", wheel), run_cli("show", "--json", wheel)
     assert ours.returncode == theirs.returncode == 1
     assert set(json.loads(ours.stdout)) == set(json.loads(theirs.stdout)) == {"version", "wheel", "error"}

@@ -16,8 +16,10 @@ from tests.fixtures.compile import ZIG_TARGETS
 from tests.fixtures.sources import extension_source
 from tests.fixtures.wheels import build_wheel
 from tests.test_elf_summary import USER_SRC
-from wheelcheck.elf import _kept_bytes, _string_scan, _tables
-from wheelcheck.elf.elf_summary import summarize, summarize_stream
+from wheelcheck.elf import _kept_bytes, _string_scan, _tables, version_strings
+from wheelcheck.elf.elf_summary import _soname_matches, summarize, summarize_stream
+from wheelcheck.elf.rodata_strings import _identifier_matches
+from wheelcheck.elf.version_strings import version_patterns
 from wheelcheck.errors import BadElfError, BadWheelError
 from wheelcheck.wheel import member_stream
 from wheelcheck.wheel.scanner import scan_wheel
@@ -133,19 +135,70 @@ SONAME = re.compile(rb"lib[A-Za-z0-9_+\-][A-Za-z0-9_+.\-]*?\.so(?:\.[0-9]+)*(?=\
 IDENT = re.compile(rb"(?<=\x00)[A-Za-z_][A-Za-z0-9_.$@]{1,200}(?=\x00)")
 
 
-@pytest.mark.parametrize("pattern", [SONAME, IDENT], ids=["soname", "identifier"])
+@pytest.mark.parametrize("pattern, finder", [(SONAME, _soname_matches), (IDENT, _identifier_matches)],
+                         ids=["soname", "identifier"])
 @pytest.mark.parametrize("seed", range(6))
-def test_span_scanner_finds_what_one_search_finds(pattern, seed):
+def test_span_scanner_finds_what_one_search_finds(pattern, finder, seed):
     rng = random.Random(seed)
     parts = [b"libz.so.1", b"libfoo.so", b"\0", b"\0", b"abc", b"lib", b".so", b"_x1", b"$", b"\xff", b"libm.so.6"]
     data = b"".join(rng.choice(parts) for _ in range(3000))
     start, end = rng.randrange(50), len(data) - rng.randrange(50)
     want = list(dict.fromkeys(m.group() for m in pattern.finditer(data, start, end)))
     for size in (1, 5, 64, 1000, len(data)):
-        scanner = _string_scan.SpanScanner(pattern, start, end)
+        scanner = _string_scan.SpanScanner(finder, start, end)
         for at in range(max(start - 1, 0), len(data), size):
             scanner.feed(data[at:at + size], at)
         assert list(scanner.found) == want, size
+
+
+def _version_strings_at_once(data: bytes, spans) -> tuple[str, ...]:
+    """elf/version_strings.py's search as one pass over the whole file (before it streamed), for reference."""
+    wanted, found, examined = version_patterns(), set(), 0
+    most, kept, longest = version_strings.MAX_CANDIDATES, version_strings.MAX_KEPT, version_strings.MAX_LENGTH
+    anchor = re.compile(rb"\.[0-9]")
+    unprintable = bytes(b if b in b"\t\n\r" + bytes(range(0x20, 0x7F)) else 0 for b in range(256))
+    for lo, hi in spans:
+        match = anchor.search(data, lo, hi)
+        while match is not None and examined < most and len(found) < kept:
+            examined += 1
+            at = match.start()
+            window = max(lo, at - longest)
+            cut = data[window:at].translate(unprintable).rfind(b"\0")
+            start = window + cut + 1 if cut >= 0 else (lo if window == lo else -1)
+            end = data.find(b"\0", at, min(hi, at + longest))
+            if end < 0 or start < 0:
+                end = data.find(b"\0", at, hi)
+                if end < 0:
+                    break
+            else:
+                text = data[start:end]
+                if re.fullmatch(rb"[\t\n\r -~]*", text) and wanted.search(text):
+                    found.add(text.decode("ascii"))
+            match = anchor.search(data, end, hi)
+    return tuple(sorted(found))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_version_strings_streamed_equal_one_pass(seed, monkeypatch):
+    """Version strings found piece by piece (as a member streams) are those one pass over the file finds,
+    however the pieces are cut, with candidates near span edges, strings too long, and the bounds reached."""
+    if seed >= 6:  # the bounds: few candidates examined, few strings kept
+        monkeypatch.setattr(version_strings, "MAX_CANDIDATES", 40)
+        monkeypatch.setattr(version_strings, "MAX_KEPT", 3)
+    rng = random.Random(seed)
+    parts = [b"OpenSSL 3.0.13 30 Jan 2024", b"zlib 1.2.13", b"\0", b"\0", b"\xff", b"x" * 150, b".1", b"1.2.",
+             b"SQLite 3.40.1", b"libpng version 1.6.43", b"\n", b"abc"]
+    data = b"".join(rng.choice(parts) for _ in range(4000))
+    cuts = sorted(rng.sample(range(len(data)), 6))
+    spans = [(cuts[0], cuts[1]), (cuts[2], cuts[3]), (cuts[4], len(data))]
+    want = _version_strings_at_once(data, spans)
+    assert want or seed >= 6
+    for size in (1, 7, 199, 4096, len(data)):
+        scanner = version_strings.VersionScanner(spans)
+        for at in range(0, len(data), size):
+            scanner.feed(data[at:at + size], at)
+        assert scanner.result() == want, size
+    assert version_strings.version_strings(data, spans) == want
 
 
 def test_memory_does_not_grow_with_a_member(build, tmp_path):
@@ -178,5 +231,12 @@ def test_wheels_audited_on_processes_report_as_one_by_one(build, tmp_path):
     (tmp_path / "broken-1.0-py3-none-any.whl").write_bytes(b"not a zip")
     serial, parallel = audit(tmp_path, jobs=1), audit(tmp_path, jobs=2)
     assert [w.filename for w in parallel.wheels] == [w.filename for w in serial.wheels]
-    assert [w.to_dict() for w in parallel.wheels] == [w.to_dict() for w in serial.wheels]
+    assert [_untimed(w.to_dict()) for w in parallel.wheels] == [_untimed(w.to_dict()) for w in serial.wheels]
     assert "not a zip" in parallel.wheels[0].error and parallel.wheels[1].best_tag
+
+
+def _untimed(report: dict) -> dict:
+    """A wheel's report without the seconds it took (the one field two runs need not share)."""
+    if "summary" in report:
+        report["summary"] = {k: v for k, v in report["summary"].items() if k != "seconds"}
+    return report

@@ -33,15 +33,17 @@ def render_cli_reference() -> str:
     commands = list(_commands(app, "wheelcheck"))
     out = ["# Command-line reference", "", GENERATED.format(source="wheelcheck/cli.py"), "",
            "Every command also takes `--help`. Exit status, unless a command says otherwise: `0` success, "
-           "`1` a wheel or policy fails, `2` usage error or bad input (one line on stderr naming the file).", ""]
+           "`1` a wheel or policy fails, `2` usage error or bad input (one line on stderr naming the file), or "
+           "a bug in wheelcheck (one line saying so and where to report it; never a traceback, never exit 1).", ""]
     out += ["| command | what it does |", "|---|---|"]
     out += [f"| [`{path}`](#{_anchor(path)}) | {_cell(_doc(callback).split(chr(10))[0])} |"
             for path, callback in commands]
     for path, callback in commands:
         params = list(_params(callback))
-        usage = " ".join([path, "[OPTIONS]"] + [f"{p['name']}{'...' if p['many'] else ''}" if p["required"]
-                                                else f"[{p['name']}{'...' if p['many'] else ''}]"
-                                                for p in params if p["argument"]])
+        arguments = [f"{p['name']}{'...' if p['many'] else ''}" if p["required"]
+                     else f"[{p['name']}{'...' if p['many'] else ''}]"
+                     for p in params if p["argument"]]
+        usage = " ".join([path, "[OPTIONS]"] + (["COMMAND [ARGS]..."] if path == "wheelcheck" else []) + arguments)
         out += ["", f"## {path}", "", _doc(callback), "", "```text", usage, "```"]
         if params:
             out += ["", "| argument / option | value | default | meaning |", "|---|---|---|---|"]
@@ -52,8 +54,11 @@ def render_cli_reference() -> str:
 # Read from typer's declarations (typer.models and the callbacks' signatures), not from click objects or
 # from --help's rendering, both of which change between typer releases.
 def _commands(typer_app: typer.Typer, prefix: str):
+    if prefix == "wheelcheck" and typer_app.registered_callback is not None:
+        yield prefix, typer_app.registered_callback.callback  # the options before the command (-V, -v)
     for info in typer_app.registered_commands:
-        yield f"{prefix} {info.name or info.callback.__name__.replace('_', '-')}", info.callback
+        if not info.hidden:
+            yield f"{prefix} {info.name or info.callback.__name__.replace('_', '-')}", info.callback
     for group in typer_app.registered_groups:
         yield from _commands(group.typer_instance, f"{prefix} {group.name}")
 
@@ -66,6 +71,8 @@ def _params(callback):
     hints = typing.get_type_hints(callback, include_extras=True)
     for name, parameter in inspect.signature(callback).parameters.items():
         hint = hints[name]
+        if hint is typer.Context:
+            continue  # typer passes the command's context; not an option
         info = next(m for m in getattr(hint, "__metadata__", ()) if isinstance(m, (OptionInfo, ArgumentInfo)))
         base = _unwrap(typing.get_args(hint)[0])
         many = typing.get_origin(base) is list

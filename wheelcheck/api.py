@@ -4,29 +4,36 @@ from __future__ import annotations
 
 import glob
 import os
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from typing import TYPE_CHECKING
-
-from wheelcheck.audit.verdict import AuditOptions, assess, judge
+from wheelcheck.audit.audit_options import AuditOptions
+from wheelcheck.audit.verdict import assess, judge
 from wheelcheck.errors import UsageError, WheelcheckError
 from wheelcheck.host.lib_path_search import find_external_libraries
 from wheelcheck.wheel.parallel_wheels import map_wheels
 from wheelcheck.policy.policy_loader import load_policy_file
 from wheelcheck.policy.policy_model import PolicySet
 from wheelcheck.policy.registry import bundled_policies
-from wheelcheck.audit.findings import SEVERITIES, AuditReport, WheelReport
+from wheelcheck.audit.findings import AuditReport, WheelReport
+from wheelcheck.sbom.wheel_sbom import wheel_bill_of_materials
 from wheelcheck.wheel.scanner import scan_wheel
 
 if TYPE_CHECKING:  # the repair, show and conflicts machinery is imported by the calls that use it
     from wheelcheck.audit.show_view import ShowView
+    from wheelcheck.compat.compat_report import CompatReport
     from wheelcheck.conflicts.conflict_findings import ConflictReport
+    from wheelcheck.conflicts.conflicts_options import ConflictsOptions
+    from wheelcheck.repair.repair_options import RepairOptions
     from wheelcheck.repair.repair_outcome import RepairReport
+    from wheelcheck.sbom.bill_of_materials import BillOfMaterials
 
-__all__ = ["audit", "audit_wheel", "conflicts", "expand_paths", "load_policies", "repair", "show"]
+__all__ = ["abi_manifest", "audit", "audit_wheel", "audit_wheels", "compat", "conflicts", "conflicts_between",
+           "expand_paths", "load_policies", "repair", "repair_wheels", "sbom", "show", "show_wheel"]
 
 
 def load_policies(policy_file: str | Path | None = None) -> PolicySet:
@@ -58,159 +65,171 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
 
 # progress(wheel filename, bytes done, bytes total) while a wheel's ELF members are read
 WheelProgress = Callable[[str, int, int], None]
+Options = TypeVar("Options")
 
 
-def audit_wheel(path: str | Path, options: AuditOptions, lib_path: Iterable[str] = (), jobs: int | None = None,
-                progress: WheelProgress | None = None) -> WheelReport:
-    """Audit one wheel; bad input becomes a report with ``error`` set rather than an exception."""
-    name = Path(path).name
-    try:
-        model = scan_wheel(path, jobs=jobs,
-                           progress=(lambda done, total: progress(name, done, total)) if progress else None)
-        if lib_path:
-            external = find_external_libraries(model, list(lib_path))
-            options = replace(options, external=external)
-        report = judge(model, options)
-    except UsageError:
-        raise
-    except WheelcheckError as exc:
-        return WheelReport(filename=name, path=str(path), error=str(exc), passed=False)
-    report.path = str(path)
-    return report
+def _options(kind: type[Options], policy_file: str | Path | None, fields: dict[str, Any]) -> Options:
+    """``kind(**fields)``, with the policies of ``policy_file`` when one is given (the keyword form of the API)."""
+    if policy_file is not None:
+        if "policies" in fields:
+            raise UsageError(str(policy_file), "give policy_file or policies, not both")
+        fields = {**fields, "policies": load_policies(policy_file)}
+    return kind(**fields)
 
 
-def audit(
-    paths: str | Path | Iterable[str | Path],
-    *,
-    plat: str | None = None,
-    policy_file: str | Path | None = None,
-    exclude: Iterable[str] = (),
-    lib_path: Iterable[str] = (),
-    jobs: int | None = None,
-    cxx_abi: str | None = None,
-    fail_on: str = "error",
-    progress: WheelProgress | None = None,
-    isa_check: bool = True,
-) -> AuditReport:
+def _listed(paths: str | Path | Iterable[str | Path]) -> Iterable[str | Path]:
+    return [paths] if isinstance(paths, (str, Path)) else paths
+
+
+# -- audit
+
+
+def audit(paths: str | Path | Iterable[str | Path], *, policy_file: str | Path | None = None,
+          progress: WheelProgress | None = None, **fields: Any) -> AuditReport:
     """Audit wheels and return the report the CLI renders.
 
-    ``cxx_abi`` ("old" or "new") overrides the policy's allowed libstdc++ string ABIs. ``fail_on``
-    ("error", "warning" or "info") is the lowest finding severity that makes a wheel fail. ``progress``
-    is called with (wheel filename, bytes done, bytes total) while each wheel's ELF members are read.
-    ``isa_check=False`` allows x86-64 ISA levels above the baseline (auditwheel's --disable-isa-ext-check).
+    The keyword arguments are the fields of ``AuditOptions``: ``plat``, ``exclude``, ``lib_path``, ``jobs``,
+    ``cxx_abi`` ("old" or "new": overrides the policy's allowed libstdc++ string ABIs), ``fail_on`` ("error",
+    "warning" or "info": the lowest finding severity that makes a wheel fail), ``isa_check`` (False allows
+    x86-64 ISA levels above the baseline, auditwheel's --disable-isa-ext-check). ``policy_file`` judges
+    against that file's policies. ``progress`` is called with (wheel filename, bytes done, bytes total)
+    while each wheel's ELF members are read.
     """
-    if isinstance(paths, (str, Path)):
-        paths = [paths]
-    if cxx_abi not in (None, "old", "new"):
-        raise UsageError(str(cxx_abi), "--cxx-abi must be 'old' or 'new'")
-    if fail_on not in SEVERITIES:
-        raise UsageError(str(fail_on), "--fail-on must be 'error', 'warning' or 'info'")
-    settings = dict(policy_file=policy_file, plat=plat, exclude=tuple(exclude), cxx_abi=cxx_abi, fail_on=fail_on,
-                    isa_check=isa_check)
-    options = _audit_options(**settings)
-    wheels = expand_paths(paths)
-    if len(wheels) == 1 or jobs == 1:
-        return AuditReport([audit_wheel(p, options, tuple(lib_path), jobs, progress) for p in wheels], fail_on=fail_on)
+    return audit_wheels(paths, _options(AuditOptions, policy_file, fields), progress)
+
+
+def audit_wheels(paths: str | Path | Iterable[str | Path], options: AuditOptions,
+                 progress: WheelProgress | None = None) -> AuditReport:
+    """Audit wheels as ``options`` say (what ``wheelcheck audit`` calls).
+
+    Several wheels are audited on several processes at once (``options.jobs`` of them, default one per
+    core), each reporting its progress as it ends."""
+    wheels = expand_paths(_listed(paths))
+    if len(wheels) <= 1 or options.jobs == 1:
+        return AuditReport([audit_wheel(p, options, progress) for p in wheels], fail_on=options.fail_on)
 
     def done(i: int, report: WheelReport) -> None:  # from other processes: a wheel's progress is its end
         if progress:
             progress(wheels[i].name, 1, 1)
 
-    # the options hold read-only mappings that do not pickle: each worker makes its own from the settings
-    audit_one = partial(_audit_in_worker, settings=settings, lib_path=tuple(lib_path), jobs=jobs)
-    return AuditReport(map_wheels(audit_one, wheels, jobs, done), fail_on=fail_on)
+    return AuditReport(map_wheels(partial(audit_wheel, options=options), wheels, options.jobs, done),
+                       fail_on=options.fail_on)
 
 
-def _audit_options(*, policy_file, plat, exclude, cxx_abi, fail_on, isa_check) -> AuditOptions:
-    return AuditOptions(policies=load_policies(policy_file), plat=plat, exclude=exclude, cxx_abi=cxx_abi,
-                        fail_on=fail_on, isa_check=isa_check)
+def audit_wheel(path: str | Path, options: AuditOptions, progress: WheelProgress | None = None) -> WheelReport:
+    """Audit one wheel; bad input becomes a report with ``error`` set rather than an exception."""
+    name = Path(path).name
+    started = time.perf_counter()
+    try:
+        model = scan_wheel(path, jobs=options.jobs,
+                           progress=(lambda done, total: progress(name, done, total)) if progress else None)
+        if options.lib_path:
+            options = replace(options, external=find_external_libraries(model, list(options.lib_path)))
+        report = judge(model, options)
+        report.components = [c.to_dict() for c in wheel_bill_of_materials(model, path).components]
+    except UsageError:
+        raise
+    except WheelcheckError as exc:
+        return WheelReport(filename=name, path=str(path), error=str(exc), passed=False)
+    report.path = str(path)
+    report.seconds = time.perf_counter() - started
+    return report
 
 
-def _audit_in_worker(path: Path, settings: dict, lib_path: tuple[str, ...], jobs: int | None) -> WheelReport:
-    return audit_wheel(path, _audit_options(**settings), lib_path, jobs)
+# -- show
 
 
-def show(
-    path: str | Path,
-    *,
-    policy_file: str | Path | None = None,
-    lib_path: Iterable[str] = (),
-    isa_check: bool = True,
-    jobs: int | None = None,
-) -> ShowView:
-    """auditwheel show's answer for one wheel (``wheelcheck show``). Bad input raises a WheelcheckError."""
+def show(path: str | Path, *, policy_file: str | Path | None = None, **fields: Any) -> ShowView:
+    """auditwheel show's answer for one wheel (``wheelcheck show``). Bad input raises a WheelcheckError.
+
+    The keyword arguments are the fields of ``AuditOptions`` (``lib_path``, ``isa_check``, ``jobs`` are
+    the ones ``wheelcheck show`` has flags for).
+    """
+    return show_wheel(path, _options(AuditOptions, policy_file, fields))
+
+
+def show_wheel(path: str | Path, options: AuditOptions) -> ShowView:
+    """auditwheel show's answer for one wheel, judged as ``options`` say (what ``wheelcheck show`` calls)."""
     from wheelcheck.audit.show_view import show_view
 
-    options = AuditOptions(policies=load_policies(policy_file), isa_check=isa_check)
-    model = scan_wheel(path, jobs=jobs)
-    if lib_path:
-        options = replace(options, external=find_external_libraries(model, list(lib_path)))
+    model = scan_wheel(path, jobs=options.jobs)
+    if options.lib_path:
+        options = replace(options, external=find_external_libraries(model, list(options.lib_path)))
     return show_view(assess(model, options), options)
 
 
-def _lib_sdir(value: str) -> str:
-    """auditwheel's -L: a suffix of the distribution's name, one path component (".libs", "_libs")."""
-    if not value or "/" in value or value in (".", ".."):
-        raise UsageError(value or "''", "--lib-sdir must be a directory-name suffix such as .libs")
-    return value
+# -- sbom
 
 
-def repair(
-    paths: str | Path | Iterable[str | Path],
-    out_dir: str | Path = "wheelhouse",
-    *,
-    plat: str | None = None,
-    policy_file: str | Path | None = None,
-    exclude: Iterable[str] = (),
-    lib_path: Iterable[str] = (),
-    level: int = 6,
-    jobs: int | None = None,
-    hide_symbols: bool = False,
-    hide_extension_symbols: bool = False,
-    keep_symbols: Iterable[str] = (),
-    lib_sdir: str = ".libs",
-    only_plat: bool = False,
-    strip: bool = False,
-    isa_check: bool = True,
-    progress: WheelProgress | None = None,
-) -> RepairReport:
-    """Repair wheels into ``out_dir``; each wheel's errors land in its outcome (status "error")."""
-    from wheelcheck.repair.repair_wheel import RepairOptions, repair_wheel
+def sbom(paths: str | Path | Iterable[str | Path], *, jobs: int | None = None,
+         progress: WheelProgress | None = None) -> list[BillOfMaterials]:
+    """The third-party code in each wheel (``wheelcheck sbom``): vendored libraries and statically linked
+    copies, with the versions the binaries state. Bad input raises a WheelcheckError naming the wheel."""
+    out = []
+    for path in expand_paths(_listed(paths)):
+        name = Path(path).name
+        model = scan_wheel(path, jobs=jobs,
+                           progress=(lambda done, total: progress(name, done, total)) if progress else None)
+        out.append(wheel_bill_of_materials(model, path))
+    return out
+
+
+# -- repair
+
+
+def repair(paths: str | Path | Iterable[str | Path], out_dir: str | Path = "wheelhouse", *,
+           policy_file: str | Path | None = None, progress: WheelProgress | None = None,
+           **fields: Any) -> RepairReport:
+    """Repair wheels into ``out_dir``; each wheel's errors land in its outcome (status "error").
+
+    The keyword arguments are the fields of ``RepairOptions``: ``plat`` (a tag, a policy name or "auto"),
+    ``exclude``, ``lib_path``, ``level``, ``jobs``, ``hide_symbols``, ``hide_extension_symbols``,
+    ``keep_symbols``, ``lib_sdir``, ``only_plat``, ``strip``, ``isa_check``, ``environ``, ``ldpaths``,
+    ``update_tags``, ``allow_pure``.
+    """
+    from wheelcheck.repair.repair_options import RepairOptions
+
+    return repair_wheels(paths, _options(RepairOptions, policy_file, {**fields, "out_dir": Path(out_dir)}), progress)
+
+
+def repair_wheels(paths: str | Path | Iterable[str | Path], options: RepairOptions,
+                  progress: WheelProgress | None = None) -> RepairReport:
+    """Repair wheels as ``options`` say (what ``wheelcheck repair`` calls)."""
     from wheelcheck.repair.repair_outcome import RepairOutcome, RepairReport
+    from wheelcheck.repair.repair_wheel import repair_wheel
 
-    if isinstance(paths, (str, Path)):
-        paths = [paths]
-    options = RepairOptions(policies=load_policies(policy_file), out_dir=Path(out_dir), plat=plat,
-                            exclude=tuple(exclude), lib_path=tuple(lib_path), level=level, jobs=jobs,
-                            hide_symbols=hide_symbols, hide_extension_symbols=hide_extension_symbols,
-                            keep_symbols=tuple(keep_symbols), lib_sdir=_lib_sdir(lib_sdir), only_plat=only_plat,
-                            strip=strip, isa_check=isa_check)
     outcomes = []
-    for path in expand_paths(paths):
+    for path in expand_paths(_listed(paths)):
+        name = Path(path).name
         try:
-            name = Path(path).name
             outcomes.append(repair_wheel(path, options, progress=(lambda done, total: progress(name, done, total))
                                          if progress else None))
         except UsageError:
             raise
         except WheelcheckError as exc:
-            outcomes.append(RepairOutcome(filename=Path(path).name, status="error", message=str(exc)))
+            outcomes.append(RepairOutcome(filename=name, status="error", message=str(exc)))
     return RepairReport(outcomes)
 
 
-def conflicts(
-    paths: Iterable[str | Path] = (),
-    *,
-    env: Iterable[str] | None = None,
-    jobs: int | None = None,
-) -> ConflictReport:
+# -- conflicts
+
+
+def conflicts(paths: Iterable[str | Path] = (), *, env: Iterable[str] | None = None,
+              jobs: int | None = None, fail_on: str = "error") -> ConflictReport:
     """What will collide when the given wheels (or, with ``env``, the distributions installed in an
     environment: Python executables or site-packages directories, empty for the default) share a process.
+    ``fail_on``: the lowest finding severity that makes ``exit_code`` 1.
 
     Raises a WheelcheckError on bad input (an unreadable wheel fails the whole comparison).
     """
-    import time
+    from wheelcheck.conflicts.conflicts_options import ConflictsOptions
 
+    return conflicts_between(paths, ConflictsOptions(env=None if env is None else tuple(env), jobs=jobs,
+                                                     fail_on=fail_on))
+
+
+def conflicts_between(paths: Iterable[str | Path], options: ConflictsOptions) -> ConflictReport:
+    """What will collide, as ``options`` say (what ``wheelcheck conflicts`` calls)."""
     from wheelcheck.conflicts.find_conflicts import find_conflicts
     from wheelcheck.conflicts.conflict_findings import ConflictReport
     from wheelcheck.conflicts.processes import group_processes, left_out, one_process
@@ -218,15 +237,15 @@ def conflicts(
 
     started = time.perf_counter()
     notes: list[str] = []
-    if env is not None:
-        dists, sources, notes = from_environment(list(env), jobs=jobs)
+    if options.env is not None:
+        dists, sources, notes = from_environment(list(options.env), jobs=options.jobs)
         processes = [one_process(dists, "environment " + ", ".join(sources))]
         mode = "environment"
     else:
         wheels = list({w.resolve(): w for w in expand_paths(paths)}.values())  # a wheel given twice is one
         if not wheels:
             raise UsageError("conflicts", "give wheels to compare, or --env")
-        dists = map_wheels(partial(from_wheel, jobs=jobs), wheels, jobs)
+        dists = map_wheels(partial(from_wheel, jobs=options.jobs), wheels, options.jobs)
         sources = [w.name for w in wheels]
         processes = group_processes(dists)
         notes = [f"{d.source}: no Linux platform tag, left out" for d in left_out(dists, processes)]
@@ -235,4 +254,80 @@ def conflicts(
     reports = find_conflicts(processes)
     if notes and reports:
         reports[0].notes[:0] = notes
-    return ConflictReport(mode, sources, reports, {"read": read - started, "analyse": time.perf_counter() - read})
+    return ConflictReport(mode, sources, reports, {"read": read - started, "analyse": time.perf_counter() - read},
+                          fail_on=options.fail_on)
+
+
+def compat(
+    paths: Iterable[str | Path] = (),
+    *,
+    env: str | None = None,
+    policy_file: str | Path | None = None,
+    jobs: int | None = None,
+) -> CompatReport:
+    """Will each distribution load beside the others given (`wheelcheck compat`)?
+
+    ``paths``: wheels (files, globs, directories) and ABI manifests (*.json, *.json.gz from
+    ``wheelcheck abi``); with ``env`` (a Python executable or a site-packages directory) the distributions
+    installed there are given too, a wheel replaces the installed distribution of its name, and a bare
+    name picks the installed distributions to judge. Raises a WheelcheckError on bad input.
+    """
+    import time
+
+    from packaging.utils import canonicalize_name
+
+    from wheelcheck.compat.abi_manifest import is_manifest_path, read_manifest
+    from wheelcheck.compat.check_compat import check_compat
+    from wheelcheck.compat.compat_report import CompatReport
+    from wheelcheck.conflicts.read_distributions import from_environment, from_wheel
+
+    started = time.perf_counter()
+    names, files = [], []
+    for raw in paths:
+        text = str(raw)
+        if env is not None and "/" not in text and not os.path.exists(text) and not glob.has_magic(text):
+            names.append(canonicalize_name(text))
+        else:
+            files.append(text)
+    given = [read_manifest(f) if is_manifest_path(f) else None for f in files]
+    wheels = [f for f, d in zip(files, given) if d is None]
+    mine = [d for d in given if d is not None]
+    mine += [from_wheel(w, jobs=jobs) for w in dict.fromkeys(str(p) for p in expand_paths(wheels))] if wheels else []
+    notes: list[str] = []
+    sources = [d.source for d in mine]
+    dists = list(mine)
+    subjects = None
+    if env is not None:
+        installed, dirs, notes = from_environment([env], jobs=jobs)
+        replaced = {d.key for d in mine}
+        dists += [d for d in installed if d.key not in replaced]
+        sources += dirs
+        if names:
+            by_key = {d.key: d for d in dists}
+            unknown = [n for n in names if n not in by_key]
+            if unknown:
+                raise UsageError(unknown[0], f"not installed in {', '.join(dirs)}")
+            subjects = [by_key[n] for n in names]
+        elif mine:
+            subjects = [d for d in mine if d.elves]
+    elif not dists:
+        raise UsageError("compat", "give wheels or manifests to check, or --env")
+    read = time.perf_counter()
+    pairs = check_compat(dists, load_policies(policy_file), subjects=subjects)
+    if not pairs:
+        notes.append("no distribution loads anything from another: nothing to judge")
+    return CompatReport("environment" if env is not None else "wheels", sources, pairs, notes,
+                        {"read": read - started, "analyse": time.perf_counter() - read})
+
+
+def abi_manifest(wheel: str | Path, *, jobs: int | None = None) -> dict:
+    """A host wheel's exported interface as a JSON-ready dict (`wheelcheck abi`)."""
+    from wheelcheck.compat.abi_manifest import build_manifest
+    from wheelcheck.conflicts.read_distributions import from_wheel
+    from wheelcheck.elf.comment_section import compiler_comments
+    from wheelcheck.wheel.wheel_reader import WheelReader
+
+    dist = from_wheel(wheel, jobs=jobs)
+    with WheelReader(wheel) as reader:
+        comments = {e.path: compiler_comments(reader.read(e.path)) for e in dist.loadable()}
+    return build_manifest(dist, comments)

@@ -1,11 +1,16 @@
 """Project defaults from ``[tool.wheelcheck]`` in pyproject.toml; the command line overrides them.
 
-Each effective setting remembers where it came from (default, pyproject.toml, command line), so
+For ``repair``, auditwheel's environment variables sit between the two, as auditwheel reads them:
+``$AUDITWHEEL_PLAT`` (which the manylinux and musllinux images set) and ``$AUDITWHEEL_ZIP_COMPRESSION_LEVEL``.
+``audit`` does not read them: a gate must not change with the image it runs in.
+
+Each effective setting remembers where it came from (default, pyproject.toml, $VARIABLE, command line), so
 ``wheelcheck config`` can say so.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -19,29 +24,42 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["SETTINGS", "Setting", "Settings", "find_pyproject", "load_settings"]
+__all__ = ["ENVIRONMENT", "SETTINGS", "Setting", "Settings", "find_pyproject", "load_settings"]
 
 
 @dataclass(frozen=True)
 class Setting:
     key: str
-    kind: type  # str, bool or list (of str)
+    kind: type  # str, bool, int or list (of str)
     default: Any
     help: str
     choices: tuple[str, ...] = ()
     is_path: bool = False  # relative paths in pyproject.toml are relative to its folder, not the cwd
+    env: str | None = None  # auditwheel's variable for it, read by repair between the table and the command line
+    bounds: tuple[int, int] | None = None  # for kind int: the allowed range, inclusive
 
 
 SETTINGS = {s.key: s for s in (
     Setting("policy-file", str, None, "judge against the policies in this JSON file", is_path=True),
-    Setting("plat", str, None, "the tag every wheel must meet (audit) or be repaired to (repair)"),
+    Setting("plat", str, None, "the tag or policy every wheel must meet (audit) or be repaired to (repair)",
+            env="AUDITWHEEL_PLAT"),
     Setting("exclude", list, [], "sonames treated as provided by the system or another wheel"),
     Setting("lib-path", list, [], "directories to read external libraries from", is_path=True),
     Setting("hide-symbols", bool, False, "repair: hide and rename the symbols of vendored libraries"),
     Setting("fail-on", str, "error", "the lowest finding severity that fails a wheel",
             ("error", "warning", "info")),
     Setting("format", str, "text", "output format", ("text", "json", "sarif", "markdown")),
+    Setting("zip-compression-level", int, 6, "repair: deflate level of changed and new members",
+            env="AUDITWHEEL_ZIP_COMPRESSION_LEVEL", bounds=(0, 9)),
 )}
+
+# Variables wheelcheck reads besides the settings' own: name -> what it does (shown by `wheelcheck config`)
+ENVIRONMENT = {
+    "AUDITWHEEL_PLAT": "repair: the target when --plat is not given; the manylinux/musllinux images set it",
+    "AUDITWHEEL_ZIP_COMPRESSION_LEVEL": "repair: the deflate level when -z is not given",
+    "AUDITWHEEL_LD_LIBRARY_PATH": "repair: searched for libraries before LD_LIBRARY_PATH, with --ldpaths too",
+    "LD_LIBRARY_PATH": "repair: searched for libraries after the RPATHs, as the loader does; not with --ldpaths",
+}
 
 
 @dataclass(frozen=True)
@@ -62,14 +80,23 @@ def find_pyproject(start: Path) -> Path | None:
     return None
 
 
-def load_settings(pyproject: Path | None, overrides: Mapping[str, Any]) -> Settings:
-    """Defaults, then ``[tool.wheelcheck]`` of ``pyproject``, then ``overrides`` (values not None)."""
+def load_settings(pyproject: Path | None, overrides: Mapping[str, Any], *, command: str = "audit",
+                  environ: Mapping[str, str] | None = None) -> Settings:
+    """Defaults, then ``[tool.wheelcheck]`` of ``pyproject``, then (for ``command`` "repair") auditwheel's
+    environment variables, then ``overrides`` (values not None)."""
     values = {key: s.default for key, s in SETTINGS.items()}
     sources = {key: "default" for key in SETTINGS}
     if pyproject is not None:
         for key, value in _read_table(pyproject).items():
             values[key] = value
             sources[key] = str(pyproject)
+    if command == "repair":
+        environ = os.environ if environ is None else environ
+        for key, setting in SETTINGS.items():
+            raw = environ.get(setting.env or "", "").strip()
+            if raw:
+                values[key] = _from_environment(setting, raw)
+                sources[key] = f"${setting.env}"
     for key, value in overrides.items():
         if value is not None and value != [] and key in SETTINGS:
             values[key] = value
@@ -100,6 +127,19 @@ def _read_table(path: Path) -> dict[str, Any]:
     return out
 
 
+def _from_environment(setting: Setting, raw: str) -> Any:
+    if setting.kind is not int:
+        return raw
+    try:
+        value = int(raw)
+    except ValueError:
+        value = None
+    low, high = setting.bounds or (value, value)
+    if value is None or not low <= value <= high:
+        raise UsageError(f"${setting.env}", f"{raw!r} is not a whole number from {low} to {high}")
+    return value
+
+
 def _relative_to(folder: Path, value: Any) -> Any:
     if isinstance(value, list):
         return [_relative_to(folder, v) for v in value]
@@ -116,6 +156,10 @@ def _checked(path: Path, setting: Setting, value: Any) -> Any:
         return value
     if setting.kind is bool and not isinstance(value, bool):
         raise UsageError(str(path), f"{where} must be true or false")
+    if setting.kind is int:
+        low, high = setting.bounds or (value, value)
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise UsageError(str(path), f"{where} must be a whole number from {low} to {high}, not {value!r}")
     if setting.kind is str and not isinstance(value, str):
         raise UsageError(str(path), f"{where} must be a string")
     if setting.choices and value not in setting.choices:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from wheelcheck.audit.audit_options import AuditOptions
 from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.wheel.library_resolution import Resolution
 from wheelcheck.elf.elf_info import ElfInfo
@@ -22,7 +23,7 @@ class CheckContext:
     libc: str
     verdict: Policy  # the policy the wheel deserves
     target: Policy | None  # the policy it must meet (claimed or --plat)
-    options: object  # the AuditOptions of this audit
+    options: AuditOptions
     policies: tuple[Policy, ...] = ()  # every policy judged for this libc and arch, most compatible first
 
     @property

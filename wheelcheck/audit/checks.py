@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from wheelcheck.audit.check_context import CheckContext, Fact
 from wheelcheck.audit.cxxabi import check_cxx_abi
 from wheelcheck.audit.elf_in_purelib import check_layout
+from wheelcheck.audit.excluded_libraries import check_excluded
 from wheelcheck.audit.exposure import check_exposure
 from wheelcheck.audit.unsafe_loading import check_loading
 from wheelcheck.audit.runtime_deps import check_runtime_deps
@@ -24,4 +25,5 @@ __all__ = ["CheckContext", "Check", "Fact", "CHECKS"]
 Check = Callable[[CheckContext], Iterable[Finding | Fact]]
 
 # The checks run on every audit, in order.
-CHECKS: tuple[Check, ...] = (check_cxx_abi, check_exposure, check_runtime_deps, check_loading, check_layout)
+CHECKS: tuple[Check, ...] = (check_cxx_abi, check_exposure, check_runtime_deps, check_loading, check_layout,
+                             check_excluded)

@@ -33,6 +33,8 @@ class Constraint:
     allows: Callable[[Policy], bool]
     symbols: tuple[str, ...] = ()
     key: tuple = ()  # extra identity (library, version) for deduplication and sorting
+    cause: str = ""  # ``what`` without what differs between files (the symbols); default: ``what``
+    subject: str | None = None  # the library or version named in the cause (Finding.subject)
 
 
 def namespace_of(version: str) -> str:
@@ -82,6 +84,8 @@ def _symbol_versions(elf: ElfInfo, resolution: Resolution, arch: str, origin: st
             allows=allows,
             symbols=need.symbols,
             key=(need.library, need.version),
+            cause=f"needs {need.version} of {need.library}",
+            subject=need.version,
         )
 
 
@@ -127,6 +131,8 @@ def _blacklisted(elf: ElfInfo, policies: list[Policy]) -> Iterator[Constraint]:
                 allows=lambda policy, hits=hits: policy.is_linux or not hits(policy),
                 symbols=tuple(used),
                 key=(lib,),
+                cause=f"uses symbols of {lib} that the policy forbids",
+                subject=lib,
             )
 
 
@@ -135,7 +141,7 @@ def _linux_only_rules(elf: ElfInfo) -> Iterator[Constraint]:
         if LIBPYTHON.match(soname):
             yield Constraint("libpython", elf.path, f"links {soname}",
                              "extensions must not link libpython; rebuild without -lpython (repair removes it)",
-                             only_linux, key=(soname,))
+                             only_linux, key=(soname,), subject=soname)
     if elf.isa_level:
         yield Constraint("isa-level", elf.path, f"needs the x86-64-v{elf.isa_level} instruction set",
                          "rebuild for the x86-64 baseline (-march=x86-64) and dispatch to newer code at run time",
@@ -184,6 +190,7 @@ def _external_libraries(
             hint=hint,
             allows=allows,
             key=(soname,),
+            subject=soname,
         )
         found = external.get(soname)
         if found is not None and soname not in seen and soname not in always_allowed:

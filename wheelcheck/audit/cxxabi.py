@@ -96,7 +96,7 @@ def check_cxx_abi(ctx: CheckContext) -> Iterator[Finding | Fact]:
                 f"uses both libstdc++ string ABIs: old ({_examples(result.old)}) and new ({_examples(result.new)})",
                 "build every object file of it with the same -D_GLIBCXX_USE_CXX11_ABI (and the same for "
                 "the static libraries it links)",
-                symbols=result.old[:_EXAMPLES] + result.new[:_EXAMPLES])
+                symbols=result.old[:_EXAMPLES] + result.new[:_EXAMPLES], cause="uses both libstdc++ string ABIs")
         forbidden = sorted(result.uses - allowed)
         if forbidden:
             evidence = result.old if "old" in forbidden else result.new
@@ -106,7 +106,9 @@ def check_cxx_abi(ctx: CheckContext) -> Iterator[Finding | Fact]:
                 f"{source} allows only {' or '.join(sorted(allowed)) or 'none'}",
                 f"rebuild with -D_GLIBCXX_USE_CXX11_ABI={1 if 'new' in allowed else 0} (and the libraries it "
                 f"links: torch >= 2.7 uses the new ABI)",
-                symbols=evidence[:_EXAMPLES])
+                symbols=evidence[:_EXAMPLES],
+                cause=f"uses the {' and '.join(forbidden)} libstdc++ string ABI, but {source} allows only "
+                      f"{' or '.join(sorted(allowed)) or 'none'}")
     yield from _mismatches(ctx, per_file)
 
 
@@ -137,11 +139,11 @@ def _mismatches(ctx: CheckContext, per_file: dict[str, CxxAbi]) -> Iterator[Find
                 yield Finding(
                     "cxx-abi-mismatch", "error" if together else "warning", path,
                     f"needs {short_name(wanted)} in the {wanted_abi} string ABI ({wanted}), but {other} exports "
-                    f"it only in the {other_abi} ABI ({found})"
-                    + (": importing it fails with 'undefined symbol'" if together
-                       else "; the two are not loaded together here, so another library may provide it"),
+                    f"it only in the {other_abi} ABI ({found})",
                     f"build both with the same -D_GLIBCXX_USE_CXX11_ABI (the {other_abi} ABI to match {other})",
-                    symbols=(wanted, found))
+                    symbols=(wanted, found),
+                    explanation="Importing it fails with 'undefined symbol'." if together
+                    else "The two are not loaded together here, so another library may provide it.")
                 break
 
 
@@ -165,5 +167,6 @@ def _counterpart(wanted: str, sorted_exports: list[str]) -> str | None:
 
 
 def _examples(symbols: tuple[str, ...]) -> str:
-    shown = ", ".join(symbols[:_EXAMPLES])
+    """A few of ``symbols`` as a person reads them (the mangled names are the finding's ``symbols``)."""
+    shown = ", ".join(dict.fromkeys(short_name(s) for s in symbols[:_EXAMPLES]))
     return shown + (f" and {len(symbols) - _EXAMPLES} more" if len(symbols) > _EXAMPLES else "")

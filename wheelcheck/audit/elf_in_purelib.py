@@ -20,7 +20,9 @@ def check_layout(ctx: CheckContext) -> Iterator[Finding]:
         # installers copy it with the rest of its package, so it loads: the tag stands (docs/rules.md)
         yield Finding(
             "elf-in-purelib", "warning", elf.path,
-            f"is installed into purelib ({how}): it loads, since it is installed with the rest of its "
-            f"package, but where purelib and platlib differ (/usr/lib and /usr/lib64 on Fedora) it lands "
-            f"in the directory meant for pure-Python code",
-            "build a platform wheel (Root-Is-Purelib: false); `wheelcheck repair` sets it")
+            f"is installed into purelib ({how})",
+            "build a platform wheel (Root-Is-Purelib: false); `wheelcheck repair` sets it",
+            cause="is installed into purelib",
+            explanation="It loads, since it is installed with the rest of its package, but where purelib and "
+                        "platlib differ (/usr/lib and /usr/lib64 on Fedora) it lands in the directory meant for "
+                        "pure-Python code.")

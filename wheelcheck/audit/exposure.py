@@ -15,6 +15,7 @@ from itertools import compress
 
 from wheelcheck.audit.check_context import CheckContext, Fact
 from wheelcheck.symbols.families import Family, count_family, families, family_examples, group_counts, owns
+from wheelcheck.symbols.mangling import short_name
 from wheelcheck.elf.elf_info import ElfInfo, SymbolTable
 from wheelcheck.audit.findings import Finding
 
@@ -140,19 +141,22 @@ def check_exposure(ctx: CheckContext) -> Iterator[Finding | Fact]:
         if exp.unique:
             yield Finding(
                 "gnu-unique-symbols", "warning", elf.path,
-                f"exports {len(exp.unique)} STB_GNU_UNIQUE symbol{'s' if len(exp.unique) != 1 else ''}: one copy "
-                f"per process even under RTLD_LOCAL, and the file can never be unloaded",
+                f"exports {len(exp.unique)} STB_GNU_UNIQUE symbol{'s' if len(exp.unique) != 1 else ''}",
                 "build with -fvisibility=hidden -fvisibility-inlines-hidden (or -fno-gnu-unique) so inline "
                 "functions' static locals and template static members stay private",
-                symbols=exp.unique)
+                symbols=exp.unique, count=len(exp.unique), cause="exports STB_GNU_UNIQUE symbols",
+                explanation="One copy per process even under RTLD_LOCAL, and the file can never be unloaded.")
         if exp.sentinels and not owns(table["libstdcxx"], elf.path, elf.soname):
             yield Finding(
                 "libstdcxx-exported", "warning", elf.path,
                 f"exports libstdc++ runtime internals ({_names(exp.sentinels)}; {exp.families.get('libstdcxx', 0)} "
-                f"std:: symbols in all): a statically linked libstdc++ competes with the system's in the process",
+                f"std:: symbols in all)",
                 "keep -static-libstdc++ private with -Wl,--exclude-libs,ALL (or a version script exporting only "
                 "your API), or link libstdc++ dynamically",
-                symbols=exp.sentinels)
+                symbols=exp.sentinels, count=exp.families.get("libstdcxx", 0),
+                cause="exports libstdc++ runtime internals (a statically linked libstdc++)",
+                explanation="A statically linked libstdc++ competes with the system's in the process: exceptions, "
+                            "locales and iostreams end up split between two runtimes.")
 
 
 def _extension_findings(elf: ElfInfo, exp: Exposure, settings: ExposureSettings) -> Iterator[Finding]:
@@ -166,7 +170,8 @@ def _extension_findings(elf: ElfInfo, exp: Exposure, settings: ExposureSettings)
         f"exports {exp.beyond_init} symbol{'s' if exp.beyond_init != 1 else ''} besides {elf.python_init}"
         f" (top groups: {groups})" + (f"; known libraries: {known}" if known else ""),
         "a Python extension needs to export only its init function: build with -fvisibility=hidden, or link "
-        "with a version script ({ global: PyInit_*; local: *; }) and -Wl,--exclude-libs,ALL")
+        "with a version script ({ global: PyInit_*; local: *; }) and -Wl,--exclude-libs,ALL",
+        count=exp.beyond_init, cause="exports symbols besides its init function")
 
 
 def _family_findings(elf: ElfInfo, exp: Exposure, settings: ExposureSettings, table: dict[str, Family]):
@@ -178,13 +183,14 @@ def _family_findings(elf: ElfInfo, exp: Exposure, settings: ExposureSettings, ta
             continue
         yield Finding(
             "leaked-library-symbols", severity, elf.path,
-            f"exports {count} {fam.title} symbol{'s' if count != 1 else ''} ({_names(exp.examples[fid])}): a "
-            f"statically linked copy that other code in the process will bind to",
-            f"hide it: -Wl,--exclude-libs,ALL (or a version script) when linking; {fam.note}",
-            symbols=exp.examples[fid])
+            f"exports {count} {fam.title} symbol{'s' if count != 1 else ''} ({_names(exp.examples[fid])})",
+            "hide it: -Wl,--exclude-libs,ALL (or a version script) when linking",
+            symbols=exp.examples[fid], count=count, cause=f"exports {fam.title} symbols", subject=fam.title,
+            explanation=f"A statically linked copy that other code in the process will bind to. {fam.note}")
 
 
 def _names(symbols, most: int = 3) -> str:
-    shown = ", ".join(symbols[:most])
+    """A few of ``symbols`` as a person reads them (the mangled names are the finding's ``symbols``)."""
+    shown = ", ".join(dict.fromkeys(short_name(s) for s in symbols[:most]))  # D1/D2 destructors read alike
     return shown + (f" and {len(symbols) - most} more" if len(symbols) > most else "")
 

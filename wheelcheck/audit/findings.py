@@ -1,13 +1,21 @@
-"""The report objects: what the CLI renders and the Python API returns."""
+"""The report objects: what the CLI renders and the Python API returns.
+
+Words that mean one thing, in every format: a wheel *claims* the platform tags of its file name, *deserves*
+the most compatible tag whose policy it meets, and is *required* to meet its best claim or ``--plat``.
+"""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["Finding", "FileReport", "WheelReport", "AuditReport", "SEVERITIES", "SCHEMA_VERSION", "reaches"]
+from wheelcheck.data import load_table
 
-SCHEMA_VERSION = 1
+__all__ = ["Finding", "FileReport", "WheelReport", "AuditReport", "SEVERITIES", "SCHEMA_VERSION", "SCHEMA_MINOR", "reaches",
+           "rule_why"]
+
+SCHEMA_VERSION = 2  # bumped on a change that is not an addition
+SCHEMA_MINOR = 1  # bumped on each addition: 1 added the wheels' components (bill of materials)
 SEVERITIES = ("info", "warning", "error")
 
 
@@ -17,9 +25,20 @@ def reaches(findings: "list[Finding]", fail_on: str = "error") -> bool:
     return any(SEVERITIES.index(f.severity) >= floor for f in findings)
 
 
+def rule_why(rule: str) -> str:
+    """The rules reference's 'why it breaks programs' for ``rule`` ("" for a rule it does not list)."""
+    return next((r["why"] for r in load_table("rules.json")["rules"] if r["id"] == rule), "")
+
+
 @dataclass(frozen=True)
 class Finding:
-    """One observation with a stable rule id. Errors make the wheel fail."""
+    """One observation with a stable rule id. Errors make the wheel fail.
+
+    ``message`` says what this file does; ``explanation`` why that breaks programs; ``hint`` the fix: three
+    fields, shown on three lines. ``cause`` is what every file with the same problem shares (the RUNPATH
+    entry, the missing library, the leaked family): reports group findings by it. ``subject`` is the part of
+    ``cause`` that names the thing (``libc10.so``), so groups over the same files can list several in one line.
+    """
 
     rule: str
     severity: str
@@ -28,6 +47,16 @@ class Finding:
     hint: str = ""
     symbols: tuple[str, ...] = ()
     limit: str | None = None  # the best tag this finding alone allows
+    explanation: str = ""  # default: the rule's 'why' from the rules reference
+    cause: str = ""  # default: the message
+    subject: str | None = None  # appears verbatim in cause
+    count: int = 0  # how many symbols (or entries) it involves, where that measures it
+
+    def __post_init__(self) -> None:
+        if not self.cause:
+            object.__setattr__(self, "cause", self.message)
+        if not self.explanation:
+            object.__setattr__(self, "explanation", rule_why(self.rule))
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -62,27 +91,45 @@ class WheelReport:
     pure: bool = False
     arch: str | None = None
     libc: str | None = None
-    best_tag: str | None = None
-    best_tags: list[str] = field(default_factory=list)  # best_tag and its aliases
-    claimed_tags: list[str] = field(default_factory=list)
-    target_tag: str | None = None  # the tag the wheel must meet: its best claim, or --plat
+    deserved_tag: str | None = None  # the most compatible tag whose policy the wheel meets
+    deserved_tags: list[str] = field(default_factory=list)  # deserved_tag and its aliases
+    claimed_tags: list[str] = field(default_factory=list)  # the platform tags of its file name
+    required_tag: str | None = None  # what it must meet: its most compatible claim, or --plat if that is more
     passed: bool = True
     versioned_symbols: dict[str, list[str]] = field(default_factory=dict)
     external_libs: list[str] = field(default_factory=list)
     cxx_abi: str | None = None  # the wheel's libstdc++ string ABI: none, old, new or mixed
     files: list[FileReport] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    components: list[dict[str, Any]] = field(default_factory=list)  # the bill of materials (sbom/), as JSON objects
     error: str | None = None  # bad input: the one-line problem; nothing else is meaningful then
+    seconds: float | None = None  # how long reading and judging it took (the API measures it)
+
+    # The names of wheelcheck 0.x's Python API, kept for code that reads them
+    best_tag = property(lambda self: self.deserved_tag, lambda self, v: setattr(self, "deserved_tag", v))
+    best_tags = property(lambda self: self.deserved_tags, lambda self, v: setattr(self, "deserved_tags", v))
+    target_tag = property(lambda self: self.required_tag, lambda self, v: setattr(self, "required_tag", v))
+
+    def groups(self) -> list:
+        """The findings grouped by cause, most important first (audit/finding_groups.py)."""
+        from wheelcheck.audit.finding_groups import group_findings
+
+        return group_findings(self.findings)
 
     def to_dict(self) -> dict[str, Any]:
         if self.error is not None:
             return {"filename": self.filename, "error": self.error}
+        from wheelcheck.audit.finding_groups import summarize
+
         out = asdict(self)
-        del out["error"]
+        del out["error"], out["seconds"]
         if self.path is None:
             del out["path"]
         out["files"] = [f.to_dict() for f in self.files]
         out["findings"] = [f.to_dict() for f in self.findings]
+        index = {id(f): i for i, f in enumerate(self.findings)}
+        out["groups"] = [g.to_dict(index) for g in self.groups()]
+        out["summary"] = summarize(self).to_dict()
         return out
 
 
@@ -103,6 +150,7 @@ class AuditReport:
 
         return {
             "schema_version": SCHEMA_VERSION,
+            "schema_minor": SCHEMA_MINOR,
             "tool": {"name": "wheelcheck", "version": __version__},
             "fail_on": self.fail_on,
             "wheels": [w.to_dict() for w in self.wheels],

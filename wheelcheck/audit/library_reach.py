@@ -16,12 +16,12 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.wheel.library_resolution import rpath_directory
+from wheelcheck.wheel.requires_dist import required_name
 
 __all__ = ["Unreached", "ForeignDirectories", "shipped_copies", "unreached", "foreign_directories", "why_missing"]
 
@@ -168,13 +168,8 @@ def _requirements(model: WheelModel) -> list[str]:
 @lru_cache(maxsize=4)
 def _required_names(requires_dist: tuple[str, ...]) -> tuple[str, ...]:
     """Parsed once per wheel, not once per finding (Requirement parsing dominated tensorflow's audit)."""
-    names = []
-    for line in requires_dist:
-        try:
-            names.append(canonicalize_name(Requirement(line).name))
-        except InvalidRequirement:
-            continue
-    return tuple(dict.fromkeys(names))
+    names = (required_name(line) for line in requires_dist)
+    return tuple(dict.fromkeys(name for name in names if name))
 
 
 def _owners(directory: str, required: list[str]) -> list[str]:

@@ -17,23 +17,16 @@ from wheelcheck.data import driver_loaders, system_drivers
 from wheelcheck.elf.elf_info import ElfInfo, is_dynamic_loader
 from wheelcheck.policy.policy_model import Policy
 from wheelcheck.audit.findings import Finding
+from wheelcheck.symbols.sonames import unhashed
 
-__all__ = ["check_runtime_deps", "drivers_of", "unhashed", "runtime_candidates"]
+__all__ = ["check_runtime_deps", "drivers_of", "runtime_candidates"]
 
-# auditwheel's renaming puts a hash before the first dot: libfoo.so.1 -> libfoo-1a2b3c4d.so.1,
-# libopenblasp-r0.3.15.so -> libopenblasp-r0-59ffcd50.3.15.so (repaired twice: libfoo-1a2b3c4d-5e6f7a8b.so.1)
-_HASHES = re.compile(r"^([^.]*?)(?:-[0-9a-f]{8})+(?=\.)")
 _STEM = re.compile(r"^(.*?)\.so(?:\.|$)")
 
 
 def drivers_of(policies) -> frozenset[str]:
     """The built-in system driver sonames plus every judged policy's own ``drivers``."""
     return system_drivers().union(*(p.drivers for p in policies))
-
-
-def unhashed(soname: str) -> str:
-    """libcuda-1a2b3c4d.so.1 -> libcuda.so.1: the name before auditwheel's repair renamed it."""
-    return _HASHES.sub(r"\1", soname)
 
 
 def _stem(soname: str) -> str:
@@ -73,16 +66,18 @@ def check_runtime_deps(ctx: CheckContext) -> Iterator[Finding | Fact]:
         if driver is not None:
             yield Finding(
                 "driver-vendored", "error", elf.path,
-                f"is the system driver library {driver}: it must match the machine's kernel module or GPU "
-                f"driver and must never be vendored",
-                "remove it from the wheel (repair never grafts driver libraries); the system provides it")
+                f"is the system driver library {driver}",
+                "remove it from the wheel (repair never grafts driver libraries); the system provides it",
+                subject=driver,
+                explanation="It must match the machine's kernel module or GPU driver and must never be vendored.")
     allowed = _allowed_names(ctx)
     for path, soname in sorted(ctx.resolution.unresolved):
         if soname in drivers and not any(fnmatch(soname, p) for p in ctx.options.exclude):
             yield Finding(
                 "driver-needed", "info", path,
-                f"requires the system driver library {soname} (NEEDED): it comes from the machine, not the wheel",
-                "nothing to vendor; document the driver your users need")
+                f"requires the system driver library {soname} (NEEDED)",
+                "nothing to vendor; document the driver your users need", subject=soname,
+                explanation="It comes from the machine, not the wheel: without it the import fails.")
     for elf in ctx.elves:
         rows = []
         unguaranteed, driver_hits = [], []
@@ -104,15 +99,17 @@ def check_runtime_deps(ctx: CheckContext) -> Iterator[Finding | Fact]:
                 "dlopen-driver", "info", elf.path,
                 f"may load the system driver librar{'ies' if len(driver_hits) > 1 else 'y'} "
                 f"{', '.join(driver_hits)} at run time (named in its read-only data)",
-                "nothing to vendor: the system provides it")
+                "nothing to vendor: the system provides it", count=len(driver_hits))
         for soname in unguaranteed:
             renamed = stems.get(_stem(soname))
             extra = (f"; the wheel ships {renamed.rsplit('/', 1)[-1]}, but under a renamed file that "
                      f"dlopen(\"{soname}\") will not find") if renamed else ""
+            cause = f"may load {soname} at run time (named in its read-only data, not in NEEDED)"
             yield Finding(
-                "dlopen-unguaranteed", "warning", elf.path,
-                f"may load {soname} at run time (named in its read-only data, not in NEEDED): neither the wheel "
-                f"nor the policy provides it, so it is there only if the user installed it{extra}",
+                "dlopen-unguaranteed", "warning", elf.path, cause + extra,
                 "ship it in the wheel and load it by path ($ORIGIN), make the feature optional with a clear "
-                "error, or declare it in the policy (drivers / lib_whitelist) if the system guarantees it")
+                "error, or declare it in the policy (drivers / lib_whitelist) if the system guarantees it",
+                cause=cause, subject=soname,
+                explanation="Neither the wheel nor the policy provides it, so it is there only if the user "
+                            "installed it: the feature that loads it fails everywhere else.")
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from wheelcheck.audit.verdict import AuditOptions, Judgement
+from wheelcheck.audit.audit_options import AuditOptions
+from wheelcheck.audit.verdict import Judgement
 from wheelcheck.policy.policy_model import Policy
 
 __all__ = ["ShowView", "show_view"]
@@ -49,7 +50,7 @@ def show_view(judgement: Judgement, options: AuditOptions) -> ShowView:
         return ShowView(report.filename, pure=True)
     arch, policies, constraints = judgement.arch, judgement.policies, judgement.constraints
     by_tag = {p.tag(arch): p for p in policies}
-    overall = by_tag[report.best_tag]
+    overall = by_tag[report.deserved_tag]
     symbol_rules = [c for c in constraints if c.rule == "symbol-version"]
     sym = next(p for p in policies if all(c.allows(p) for c in symbol_rules))
     real = [p for p in policies if not p.is_linux]
@@ -74,7 +75,7 @@ def show_view(judgement: Judgement, options: AuditOptions) -> ShowView:
     rules = {c.rule for c in constraints}
     return ShowView(
         wheel=report.filename,
-        overall_tag=report.best_tag,
+        overall_tag=report.deserved_tag,
         sym_tag=sym.tag(arch),
         pyfpe="pyfpe-jbuf" in rules,
         ucs2="ucs2" in rules,

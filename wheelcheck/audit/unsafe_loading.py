@@ -25,8 +25,7 @@ def check_loading(ctx: CheckContext) -> Iterator[Finding]:
         if elf.textrel:
             yield Finding(
                 "text-relocations", "warning", elf.path,
-                "has text relocations (DT_TEXTREL): the loader must make code pages writable to patch them, "
-                "which SELinux and hardened kernels refuse, and the pages can no longer be shared",
+                "has text relocations (DT_TEXTREL)",
                 "compile every object with -fPIC (look for assembly or objects built without it: "
                 "`readelf -r` lists the relocations against .text), and link with -Wl,-z,text to catch it")
         yield from _search_paths(ctx.model, elf)
@@ -41,12 +40,13 @@ def _stack(elf: ElfInfo) -> Iterator[Finding]:
     library = elf.elf_type == "ET_DYN" and elf.interpreter is None
     yield Finding(
         "executable-stack", "error" if library else "warning", elf.path,
-        f"needs an executable stack ({why}): "
-        + ("since glibc 2.41 dlopen refuses to load it ('cannot enable executable stack'), and older glibc "
-           "makes the whole process's stack executable" if library
-           else "every stack of the program is executable, which turns memory bugs into code execution"),
+        f"needs an executable stack ({why})",
         "find the object without a .note.GNU-stack section (assembly sources: add "
-        "`.section .note.GNU-stack,\"\",@progbits`) or drop -z execstack; link with -Wl,-z,noexecstack")
+        "`.section .note.GNU-stack,\"\",@progbits`) or drop -z execstack; link with -Wl,-z,noexecstack",
+        cause="needs an executable stack",
+        explanation="Since glibc 2.41 dlopen refuses to load it ('cannot enable executable stack'), and older "
+                    "glibc makes the whole process's stack executable." if library
+        else "Every stack of the program is executable, which turns memory bugs into code execution.")
 
 
 def _search_paths(model: WheelModel, elf: ElfInfo) -> Iterator[Finding]:
@@ -64,23 +64,21 @@ def _judge_entry(model: WheelModel, elf: ElfInfo, tag: str, entry: str) -> Findi
             return None
         return Finding(
             "rpath-escapes-wheel", "warning", elf.path,
-            f"{tag} {entry} leaves the wheel's install tree: libraries are searched in whatever the "
-            f"environment has there",
-            "point it at a directory of the wheel ($ORIGIN/../<pkg>.libs), or drop it")
+            f"{tag} {entry} leaves the wheel's install tree",
+            "point it at a directory of the wheel ($ORIGIN/../<pkg>.libs), or drop it", subject=entry)
     if not entry.startswith("/"):
         return Finding(
             "rpath-relative", "warning", elf.path,
-            f"{tag} {entry} is relative to the process's working directory: running Python from a directory "
-            f"holding a library of that name loads it",
-            "use $ORIGIN-relative entries ($ORIGIN/../lib), or drop it (repair rewrites it)")
+            f"{tag} {entry} is relative to the process's working directory",
+            "use $ORIGIN-relative entries ($ORIGIN/../lib), or drop it (repair rewrites it)", subject=entry)
     if any(entry == d or entry.startswith(d + "/") for d in WORLD_WRITABLE):
         return Finding(
             "rpath-world-writable", "warning", elf.path,
-            f"{tag} {entry} is in a world-writable place: any local user can put a library there that "
-            f"the loader will pick up",
-            "drop the entry (it is a build directory); use $ORIGIN-relative entries for the wheel's own libraries")
+            f"{tag} {entry} is in a world-writable place",
+            "drop the entry (it is a build directory); use $ORIGIN-relative entries for the wheel's own libraries",
+            subject=entry)
     return Finding(
         "rpath-absolute", "warning", elf.path,
-        f"{tag} {entry} is an absolute path outside the wheel (a build path leaked into the binary): "
-        f"the loader searches it on every user's machine",
-        "drop it at link time (no -Wl,-rpath to build trees) or let `wheelcheck repair` rewrite it to $ORIGIN")
+        f"{tag} {entry} is an absolute path outside the wheel (a build path leaked into the binary)",
+        "drop it at link time (no -Wl,-rpath to build trees) or let `wheelcheck repair` rewrite it to $ORIGIN",
+        subject=entry)

@@ -4,29 +4,19 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
+from wheelcheck.audit.audit_options import AuditOptions
 from wheelcheck.audit.checks import CHECKS, CheckContext, Fact
 from wheelcheck.audit.constraints import Constraint, collect_constraints
-from wheelcheck.wheel.wheel_model import LEGACY_ALIASES, WheelModel, split_platform
+from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.wheel.library_resolution import LIBPYTHON, resolve
 from wheelcheck.elf.elf_info import ElfInfo, is_dynamic_loader
 from wheelcheck.errors import UsageError
 from wheelcheck.policy.policy_model import Policy, PolicySet
-from wheelcheck.audit.findings import SEVERITIES, FileReport, Finding, WheelReport, reaches
+from wheelcheck.audit.findings import FileReport, Finding, WheelReport, reaches
 
-__all__ = ["AuditOptions", "Judgement", "assess", "judge", "libc_of_elf"]
-
-
-@dataclass(frozen=True)
-class AuditOptions:
-    policies: PolicySet
-    plat: str | None = None  # a tag (manylinux_2_17_x86_64) or a policy name (manylinux2014)
-    exclude: tuple[str, ...] = ()
-    external: Mapping[str, ElfInfo] = field(default_factory=dict)  # libraries found on --lib-path
-    cxx_abi: str | None = None  # --cxx-abi old|new: overrides the policy's allowed C++ string ABIs
-    fail_on: str = "error"  # the lowest finding severity that makes the wheel fail
-    isa_check: bool = True  # False (--disable-isa-ext-check): an x86-64 ISA level above the baseline is allowed
+__all__ = ["Judgement", "assess", "judge", "libc_of_elf", "wheel_platform"]
 
 
 def libc_of_elf(elf: ElfInfo) -> str | None:
@@ -47,6 +37,8 @@ class Judgement:
     arch: str | None = None
     policies: tuple[Policy, ...] = ()  # for the wheel's libc and arch, most compatible first
     constraints: tuple[Constraint, ...] = ()
+    verdict: Policy | None = None  # the policy the wheel deserves (report.deserved_tag); None for a pure wheel
+    target: Policy | None = None  # the policy it must meet (report.required_tag): its best claim, or --plat
 
 
 def judge(model: WheelModel, options: AuditOptions) -> WheelReport:
@@ -54,16 +46,13 @@ def judge(model: WheelModel, options: AuditOptions) -> WheelReport:
 
 
 def assess(model: WheelModel, options: AuditOptions) -> Judgement:
-    if options.fail_on not in SEVERITIES:
-        raise UsageError(str(options.fail_on), f"fail-on must be one of {', '.join(reversed(SEVERITIES))}")
     report = WheelReport(filename=model.filename, claimed_tags=[t for t in model.platforms])
     _check_record(model, report)
     if not model.elves:
         report.pure = True
         report.passed = not reaches(report.findings, options.fail_on)
         return Judgement(report)
-    arch = _wheel_arch(model)
-    libc = _wheel_libc(model)
+    arch, libc = wheel_platform(model)
     report.arch, report.libc = arch, libc
     elves = _platform_elves(model, arch, libc, report)
     policies = options.policies.for_platform(libc, arch)
@@ -74,11 +63,13 @@ def assess(model: WheelModel, options: AuditOptions) -> Judgement:
         constraints = [c for c in constraints if c.rule != "isa-level"]
 
     verdict = next(p for p in policies if all(c.allows(p) for c in constraints))
-    target = _target(model, options, policies, arch, libc)
-    report.best_tag = _tag(verdict, arch)
-    report.best_tags = verdict.tags(arch) if not verdict.is_linux else [report.best_tag]
-    report.target_tag = _tag(target, arch) if target else None
+    asked = _asked(model, options, arch, libc)
+    target = _target(model, options.policies, arch, libc, asked)
+    report.deserved_tag = _tag(verdict, arch)
+    report.deserved_tags = verdict.tags(arch) if not verdict.is_linux else [report.deserved_tag]
+    report.required_tag = _tag(target, arch) if target else None
     report.findings += _explain(constraints, policies, verdict, target, arch)
+    report.findings += _plat_not_applied(options, asked, libc)
     if libc == "musl" and not verdict.is_linux:
         report.findings.append(Finding(
             "musl-version", "info", None,
@@ -99,7 +90,7 @@ def assess(model: WheelModel, options: AuditOptions) -> Judgement:
     report.files = [_file_report(e, facts.get(e.path, {})) for e in elves]
     report.findings.sort(key=lambda f: (f.file or "", _SEVERITY_ORDER[f.severity], f.rule, f.message))
     report.passed = not reaches(report.findings, options.fail_on)
-    return Judgement(report, arch, tuple(policies), tuple(constraints))
+    return Judgement(report, arch, tuple(policies), tuple(constraints), verdict, target)
 
 
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
@@ -122,7 +113,7 @@ def _explain(constraints: list[Constraint], policies: list[Policy], verdict: Pol
             continue
         seen.add(identity)
         limit = next(p for p in policies if c.allows(p))
-        if target is not None and not _meets(limit, target):
+        if target is not None and not limit.meets(target):
             severity = "error"
         elif limit == verdict:
             severity = "warning" if verdict.is_linux else "info"
@@ -131,51 +122,39 @@ def _explain(constraints: list[Constraint], policies: list[Policy], verdict: Pol
         findings.append(Finding(
             rule=c.rule, severity=severity, file=c.file,
             message=f"{c.what} → {limit.name} at best",
-            hint=c.hint, symbols=c.symbols, limit=_tag(limit, arch)))
+            hint=c.hint, symbols=c.symbols, limit=_tag(limit, arch),
+            cause=f"{c.cause or c.what} → {limit.name} at best", subject=c.subject, count=len(c.symbols)))
     return findings
 
 
-def _meets(policy: Policy, target: Policy) -> bool:
-    """Is ``policy`` at least as compatible as ``target``? musl versions cannot be told apart."""
-    if policy.libc == target.libc == "musl":
-        return True
-    return policy.priority >= target.priority
+def _asked(model: WheelModel, options: AuditOptions, arch: str, libc: str) -> Policy | None:
+    """The policy --plat asks of this wheel (None: nothing asked, or a policy of the other libc)."""
+    try:
+        return options.policies.resolve(options.plat, arch, libc)
+    except UsageError as exc:
+        raise UsageError(model.filename, f"{exc.path} {exc.problem}") from None
 
 
-def _target(model: WheelModel, options: AuditOptions, policies: list[Policy], arch: str, libc: str) -> Policy | None:
-    candidates = []
-    for name, tag_arch in model.linux_platforms:
-        policy = _find(policies, name)
-        if policy is not None and tag_arch == arch and not policy.is_linux:
-            candidates.append(policy)
-    if options.plat:
-        candidates.append(_plat_policy(options, policies, arch, libc))
-    return max(candidates, key=lambda p: p.priority, default=None)
+def _target(model: WheelModel, policies: PolicySet, arch: str, libc: str, asked: Policy | None) -> Policy | None:
+    """The most demanding of the wheel's claimed tags (for its arch and libc) and --plat."""
+    candidates = [policies.named(name, arch, libc) for name, tag_arch in model.linux_platforms if tag_arch == arch]
+    return max((p for p in [*candidates, asked] if p is not None), key=lambda p: p.priority, default=None)
 
 
-def _plat_policy(options: AuditOptions, policies: list[Policy], arch: str, libc: str) -> Policy:
-    plat = options.plat
-    split = split_platform(plat)
-    name = plat
-    if split is None and plat.endswith(f"_{arch}") and _find(policies, plat[:-len(arch) - 1]):
-        split = (plat[:-len(arch) - 1], arch)  # the tag of a policy of --policy-file (acme_2_28_x86_64)
-    if split is not None:
-        name, plat_arch = split
-        if plat_arch != arch:
-            raise UsageError(plat, f"--plat is for {plat_arch}, but the wheel is {arch}")
-    policy = _find(policies, name)
-    if policy is None:
-        known = ", ".join(p.name for p in policies[:-1]) or "none"
-        raise UsageError(plat, f"no {libc} policy for {arch} is named so (known: {known})")
-    return policy
+def _plat_not_applied(options: AuditOptions, asked: Policy | None, libc: str) -> list[Finding]:
+    """An arch-less --plat of the other libc's policy (manylinux_2_28 on a musl wheel) is not this wheel's."""
+    if asked is not None or not isinstance(options.plat, str) or options.plat in ("", "auto"):
+        return []
+    other = options.policies.find(options.plat)
+    return [Finding("plat-other-libc", "info", None,
+                    f"--plat {options.plat} is a {other.libc if other else 'different'} policy and this wheel "
+                    f"is for {libc}: it is held to the tags it claims",
+                    "name this wheel's policy too, or audit the glibc and musl wheels separately")]
 
 
-def _find(policies: list[Policy], name: str) -> Policy | None:
-    name = LEGACY_ALIASES.get(name, name)
-    for p in policies:
-        if name == p.name or name in p.aliases:
-            return p
-    return None
+def wheel_platform(model: WheelModel) -> tuple[str, str]:
+    """(architecture, libc) the wheel is judged for: its platform tags' when it has some, else its ELF files'."""
+    return _wheel_arch(model), _wheel_libc(model)
 
 
 def _wheel_arch(model: WheelModel) -> str:
@@ -204,7 +183,8 @@ def _platform_elves(model: WheelModel, arch: str, libc: str, report: WheelReport
             report.findings.append(Finding(
                 "wrong-architecture", "warning", elf.path,
                 f"is not a {arch} ELF file ({why}); it is left out of the verdict",
-                "remove it, or build it for the wheel's architecture"))
+                "remove it, or build it for the wheel's architecture",
+                cause=f"is not a {arch} ELF file; it is left out of the verdict"))
             continue
         elf_libc = libc_of_elf(elf)
         if elf_libc is not None and elf_libc != libc:
@@ -259,4 +239,5 @@ def _check_record(model: WheelModel, report: WheelReport) -> None:
     for member, problem in model.record_problems:
         report.findings.append(Finding(
             "record-hash", "error", member, problem,
-            "the wheel was changed after RECORD was written; rebuild it or regenerate RECORD"))
+            "the wheel was changed after RECORD was written; rebuild it or regenerate RECORD",
+            cause=problem.partition(" (")[0]))

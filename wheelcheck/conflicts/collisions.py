@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from wheelcheck.symbols.families import Family, families, family_members, group_counts, owns
 from wheelcheck.symbols.mangling import short_name
-from wheelcheck.audit.runtime_deps import unhashed
+from wheelcheck.symbols.sonames import unhashed
 from wheelcheck.conflicts.symbol_index import Copy, FileExports, SymbolIndex
 from wheelcheck.conflicts.conflict_findings import ConflictFinding, Provider
 
@@ -272,16 +272,15 @@ def _finding(key: tuple, group: _Group, every_file: list[FileExports], table: di
     examples = tuple(sorted(names, key=lambda n: (by_name.get(n, (None,))[0] != family, len(n), n))[:_EXAMPLES])
     shown = ", ".join(short_name(n) for n in examples[:3])
     hazard_text = _STD_TEXT if family == "libstdcxx" and hazard == "vague" else _HAZARD_TEXT[hazard]
-    message = (f"{what} defined by {_join(labels)} ({shown}{', ...' if count > 3 else ''}): {hazard_text}; "
+    message = (f"{what} defined by {_join(labels)} ({shown}{', ...' if count > 3 else ''}): "
                f"{_liveness_text(liveness, [f for f, _ in files], global_keys)}")
     hint = ("keep each copy private: build with -fvisibility=hidden (and -fvisibility-inlines-hidden), link static "
             "libraries with -Wl,--exclude-libs,ALL or a version script; for a vendored library, `wheelcheck repair "
             "--hide-symbols` renames what the wheel imports and hides the rest")
-    if fam and fam.note:
-        hint += f". {fam.note}"
+    explanation = hazard_text[0].upper() + hazard_text[1:] + "." + (f" {fam.note}" if fam and fam.note else "")
     providers = tuple(Provider(f.dist.name, f.dist.version, f.elf.path, n) for f, n in files)
     return ConflictFinding("conflict-symbols", _severity(hazard, liveness, family), message, hint, providers,
-                           family, hazard, liveness, count, examples, tuple(names))
+                           family, hazard, liveness, count, examples, tuple(names), explanation)
 
 
 def _join(items: list[str]) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from wheelcheck.audit.findings import SEVERITIES
+from wheelcheck.audit.findings import SEVERITIES, rule_why
 
 __all__ = ["Provider", "ConflictFinding", "ProcessReport", "ConflictReport", "CONFLICTS_SCHEMA_VERSION"]
 
@@ -39,6 +39,11 @@ class ConflictFinding:
     count: int = 0  # symbols (or copies) involved
     symbols: tuple[str, ...] = ()  # examples
     names: tuple[str, ...] = ()  # every symbol involved, sorted (conflict-symbols, conflict-missing-symbols)
+    explanation: str = ""  # why it breaks programs; default: the rule's 'why' from the rules reference
+
+    def __post_init__(self) -> None:
+        if not self.explanation:
+            object.__setattr__(self, "explanation", rule_why(self.rule))
 
     @property
     def rank(self) -> tuple:
@@ -47,7 +52,8 @@ class ConflictFinding:
                 self.rule, self.message)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"rule": self.rule, "severity": self.severity, "message": self.message, "hint": self.hint,
+        return {"rule": self.rule, "severity": self.severity, "message": self.message,
+                "explanation": self.explanation, "hint": self.hint,
                 "family": self.family, "hazard": self.hazard, "liveness": self.liveness, "count": self.count,
                 "symbols": list(self.symbols), "names": list(self.names),
                 "providers": [p.to_dict() for p in self.providers]}
@@ -76,6 +82,7 @@ class ConflictReport:
     sources: list[str]  # the wheels, or the site-packages directories read
     processes: list[ProcessReport]
     timings: dict[str, float] = field(default_factory=dict)  # seconds: read, analyse
+    fail_on: str = "error"  # the lowest finding severity that makes the run fail (exit 1)
 
     def counts(self) -> dict[str, int]:
         out = dict.fromkeys(reversed(SEVERITIES), 0)
@@ -84,15 +91,16 @@ class ConflictReport:
                 out[finding.severity] += 1
         return out
 
-    def exit_code(self, fail_on: str) -> int:
+    @property
+    def exit_code(self) -> int:
         """1 when a finding is at or above ``fail_on``, else 0."""
-        floor = SEVERITIES.index(fail_on)
+        floor = SEVERITIES.index(self.fail_on)
         return int(any(SEVERITIES.index(f.severity) >= floor for p in self.processes for f in p.findings))
 
     def to_dict(self) -> dict[str, Any]:
         from wheelcheck._version import __version__
 
         return {"schema_version": CONFLICTS_SCHEMA_VERSION, "tool": {"name": "wheelcheck", "version": __version__},
-                "mode": self.mode, "sources": self.sources, "counts": self.counts(),
+                "mode": self.mode, "sources": self.sources, "fail_on": self.fail_on, "counts": self.counts(),
                 "timings": {k: round(v, 3) for k, v in self.timings.items()},
                 "processes": [p.to_dict() for p in self.processes]}

@@ -129,22 +129,21 @@ def _judge(dist: Distribution, f: FileExports, missing: list[str], deps: set[str
             "conflict-missing-symbols", "error",
             f"{dist.label}: {f.elf.path} needs {len(twins)} C++ symbol{'s' if len(twins) != 1 else ''} in the "
             f"{wanted_abi} libstdc++ string ABI that its requirements export only in the {other_abi} ABI: "
-            f"{short_name(wanted)} wanted as {wanted}, {where} exports {twin}: importing it fails with "
-            f"'undefined symbol: {wanted}'",
+            f"{short_name(wanted)} wanted as {wanted}, {where} exports {twin}",
             f"rebuild it with -D_GLIBCXX_USE_CXX11_ABI={1 if other_abi == 'new' else 0} to match {where} "
             f"(torch >= 2.7 uses the new ABI), or require the build of the dependency with its ABI",
             (Provider(dist.name, dist.version, f.elf.path, len(twins)),)
             + ((Provider(owner.dist.name, owner.dist.version, owner.elf.path),) if owner else ()),
             family="libstdcxx", count=len(twins), symbols=tuple(twins)[:_EXAMPLES] + tuple(twins.values())[:1],
-            names=tuple(sorted(twins)))
+            names=tuple(sorted(twins)), explanation=f"Importing it fails with 'undefined symbol: {wanted}'.")
     if expected:
         yield ConflictFinding(
             "conflict-missing-symbols", "warning",
             f"{dist.label}: {f.elf.path} needs {len(expected)} symbol{'s' if len(expected) != 1 else ''} that "
             f"none of the distributions it requires ({dep_labels}) defines, though they export others of the "
             f"same namespace or prefix ({', '.join(short_name(n) for n in expected[:3])}): built against "
-            f"another version? Importing it fails with 'undefined symbol' unless a library outside them "
-            f"provides them",
+            f"another version?",
             "build against the version of the dependency you require (pin it in Requires-Dist)",
             (Provider(dist.name, dist.version, f.elf.path, len(expected)),), count=len(expected),
-            symbols=tuple(expected[:_EXAMPLES]), names=tuple(expected))
+            symbols=tuple(expected[:_EXAMPLES]), names=tuple(expected),
+            explanation="Importing it fails with 'undefined symbol' unless a library outside them provides them.")

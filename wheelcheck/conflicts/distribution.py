@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.tags import Tag
 from packaging.utils import canonicalize_name
 
 from wheelcheck.elf.elf_info import ElfInfo
+from wheelcheck.wheel.requires_dist import required_name
 
 __all__ = ["Distribution"]
 
@@ -42,13 +42,8 @@ class Distribution:
     def required(self) -> frozenset[str]:
         """Canonical names of every distribution it declares, under any extra or marker: a dependency
         declared in any form is one it may expect symbols from."""
-        out = set()
-        for line in self.requires:
-            try:
-                out.add(canonicalize_name(Requirement(line).name))
-            except InvalidRequirement:
-                continue  # a malformed line declares nothing we can match
-        return frozenset(out)
+        names = (required_name(line) for line in self.requires)
+        return frozenset(name for name in names if name)  # a malformed line declares nothing we can match
 
     def loadable(self, arch: str | None = None) -> list[ElfInfo]:
         """The ELF files a process can load: shared objects (no program interpreter), of ``arch`` if given."""

@@ -14,7 +14,7 @@ import functools
 from dataclasses import dataclass
 from fnmatch import fnmatch
 
-from wheelcheck.audit.runtime_deps import unhashed
+from wheelcheck.symbols.sonames import unhashed
 from wheelcheck.conflicts.symbol_index import FileExports, SymbolIndex, file_name
 from wheelcheck.data import load_table
 from wheelcheck.conflicts.conflict_findings import ConflictFinding, Provider
@@ -84,10 +84,10 @@ def _runtime_finding(runtime: Runtime, copies: dict[str, list[tuple[FileExports,
     message = f"{len(copies)} copies of the {runtime.title} in one process: {'; '.join(described)}"
     if aborting:
         message += f". Two copies of {', '.join(aborting)} abort the process when the second initialises"
-    hint = (f"depend on one shared copy (a common dependency distribution), or make every wheel load the same "
-            f"one; limit threads with threadpoolctl meanwhile. {runtime.note}")
+    hint = ("depend on one shared copy (a common dependency distribution), or make every wheel load the same "
+            "one; limit threads with threadpoolctl meanwhile")
     return ConflictFinding("conflict-runtime-copies", "error" if aborting else "warning", message, hint,
-                           tuple(providers), runtime.id, None, None, len(copies), ())
+                           tuple(providers), runtime.id, None, None, len(copies), (), explanation=runtime.note)
 
 
 def soname_conflicts(index: SymbolIndex) -> list[ConflictFinding]:

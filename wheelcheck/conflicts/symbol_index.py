@@ -9,7 +9,6 @@ second; only those names are looked at one by one afterwards.
 
 from __future__ import annotations
 
-import re
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,14 +17,14 @@ from itertools import compress
 
 from wheelcheck.conflicts.distribution import Distribution
 from wheelcheck.elf.elf_info import ElfInfo
+from wheelcheck.symbols.sonames import hashed_stem
 
 __all__ = ["FileExports", "SymbolIndex", "build_index", "file_name"]
 
 # st_info -> 1 for global, weak and unique bindings; st_other -> 1 for default and protected visibility
 _EXPORT_BIND = bytes(1 if b >> 4 in (1, 2, 10) else 0 for b in range(256))
 _EXPORT_VISIBILITY = bytes(1 if b & 3 in (0, 3) else 0 for b in range(256))
-_UNDEFINED = bytes([1]) + bytes(255)
-_FIRST_HASH = re.compile(r"^([^.]*?-[0-9a-f]{8})(?:-[0-9a-f]{8})*(?=\.)")  # defined column (0/1) -> 1 where undefined
+_UNDEFINED = bytes([1]) + bytes(255)  # defined column (0/1) -> 1 where undefined
 _STRONG_REF = bytes(0 if b >> 4 == 2 else 1 for b in range(256))  # st_info -> 0 for STB_WEAK references
 
 
@@ -58,8 +57,8 @@ class FileExports:
         definitions are the same code. A name with auditwheel's hash (libfoo-1a2b3c4d.so.1) is a hash of
         the content before patchelf rewrote it, so the name alone says it; otherwise the name and size."""
         name = file_name(self.elf)
-        first = _FIRST_HASH.match(name)  # repaired twice (libfoo-1a2b3c4d-5e6f7a8b.so.1): the first hash counts
-        return (first.group(1),) if first else (name, self.elf.size)
+        stem = hashed_stem(name)  # repaired twice (libfoo-1a2b3c4d-5e6f7a8b.so.1): the first hash counts
+        return (stem,) if stem else (name, self.elf.size)
 
     def lookup(self, name: str) -> tuple[int, str | None] | None:
         """(st_info, version name) of an exported name, or None. A C-speed scan: for the few names the

@@ -1,6 +1,6 @@
 """ELF byte layouts: the file header, program headers and dynamic entries, unpacked with struct.
 
-Kept apart from their meaning (summary.py) so that the streaming summariser, the string scanner of
+Kept apart from their meaning (elf_summary.py) so that the streaming summariser, the string scanner of
 ``repair --hide-symbols`` and the in-memory path all read the same fields the same way.
 """
 
@@ -9,6 +9,8 @@ from __future__ import annotations
 import struct
 
 from elftools.elf.enums import ENUM_E_MACHINE, ENUM_E_TYPE, ENUM_EI_OSABI
+
+from wheelcheck.errors import ElfFormatError
 
 __all__ = ["HEADER_SIZE", "PT_LOAD", "PT_DYNAMIC", "PT_INTERP", "PT_NOTE", "PT_GNU_STACK", "PF_X", "PF_W",
            "parse_header", "program_header_span", "parse_program_headers", "dynamic_entries"]
@@ -20,20 +22,21 @@ PT_GNU_STACK = 0x6474E551
 
 
 def parse_header(data: bytes) -> dict:
-    """The ELF header fields we use, named with pyelftools' enum tables (ValueError when too short or odd).
+    """The ELF header fields we use, named with pyelftools' enum tables (ElfFormatError when too short or odd).
 
     Parsed with struct rather than ELFFile, which would want the whole file as a stream and read the
     section headers we do not need.
     """
     if len(data) < 52:
-        raise ValueError("shorter than an ELF header")
+        raise ElfFormatError(f"{len(data)!r} bytes are shorter than an ELF header")
     ei_class, ei_data, ei_osabi = data[4], data[5], data[7]
     if ei_class not in (1, 2) or ei_data not in (1, 2):
-        raise ValueError(f"bad ELF identification (class {ei_class}, data {ei_data})")
+        raise ElfFormatError(f"bad ELF identification (class {ei_class!r}, data {ei_data!r})")
     endian = "<" if ei_data == 1 else ">"
     fmt = endian + ("HHIQQQIHHHHHH" if ei_class == 2 else "HHIIIIIHHHHHH")
     if len(data) < 16 + struct.calcsize(fmt):
-        raise ValueError("shorter than an ELF header")
+        raise ElfFormatError(f"{len(data)!r} bytes are shorter than a {'64' if ei_class == 2 else '32'}-bit ELF "
+                             f"header")
     (e_type, e_machine, _ver, _entry, e_phoff, _shoff, e_flags, _ehsize, e_phentsize, e_phnum,
      *_rest) = struct.unpack_from(fmt, data, 16)
     return {
@@ -61,10 +64,11 @@ def _phdr_format(header: dict) -> str:
 
 
 def program_header_span(header: dict, size: int) -> tuple[int, int]:
-    """(offset, length) of the program header table; ValueError when it lies outside a file of ``size``."""
+    """(offset, length) of the program header table; ElfFormatError when it lies outside a file of ``size``."""
     phoff, phnum, phentsize = header["e_phoff"], header["e_phnum"], header["e_phentsize"]
     if phnum and (phentsize < struct.calcsize(_phdr_format(header)) or phoff + phnum * phentsize > size):
-        raise ValueError("program headers lie outside the file")
+        raise ElfFormatError(f"the program headers ({phnum!r} of {phentsize!r} bytes at offset {phoff!r}) lie "
+                             f"outside the file")
     return phoff, phnum * phentsize
 
 

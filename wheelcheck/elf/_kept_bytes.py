@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterator
 
+from wheelcheck.errors import ElfFormatError
+
 __all__ = ["SparseFile", "Reread", "WINDOW"]
 
 WINDOW = 8 << 20  # the prefix kept: the dynamic tables of all but the largest C++ libraries end within it
@@ -52,7 +54,7 @@ class SparseFile:
     def push(self, piece: bytes) -> None:
         start, end = self.position, self.position + len(piece)
         if end > self.size:
-            raise ValueError(f"more than the {self.size} bytes declared")
+            raise ElfFormatError(f"more than the {self.size} bytes declared")
         if start < self._window_limit:
             self._window += piece[: self._window_limit - start]
         for first, last, kept in self._ranges:
@@ -87,10 +89,10 @@ class SparseFile:
         self._cache = (0, b"")
 
     def read(self, offset: int, size: int) -> bytes:
-        """Bytes [offset, offset + size); ValueError if any lies outside the file."""
+        """Bytes [offset, offset + size); ElfFormatError if any lies outside the file."""
         end = offset + size
         if offset < 0 or size < 0 or end > self.size:
-            raise ValueError(f"{size} bytes at offset {offset} lie outside the file ({self.size} bytes)")
+            raise ElfFormatError(f"{size} bytes at offset {offset} lie outside the file ({self.size} bytes)")
         if end <= len(self._window):
             return self._window[offset:end]
         for first, _last, kept in self._ranges:
@@ -106,7 +108,7 @@ class SparseFile:
         stop = min(self.size, max(end, at + _FETCH_MIN))
         cached = b"".join(self._reread(at, stop - at))
         if len(cached) != stop - at:
-            raise ValueError(f"could not read {stop - at} bytes at offset {at} again")
+            raise ElfFormatError(f"could not read {stop - at} bytes at offset {at} again")
         self._cache = (at, cached)
         return cached[offset - at: end - at]
 
@@ -124,7 +126,7 @@ class SparseFile:
         A span within the kept prefix is the prefix itself (no copy); any other is assembled once.
         """
         if start < 0 or end > self.size or start > end:
-            raise ValueError(f"bytes {start}..{end} lie outside the file ({self.size} bytes)")
+            raise ElfFormatError(f"bytes {start}..{end} lie outside the file ({self.size} bytes)")
         if end <= len(self._window):
             return self._window, 0
         buffer = bytearray(end - start)
@@ -135,12 +137,12 @@ class SparseFile:
         return buffer, start
 
     def pieces(self, start: int, end: int) -> Iterator[bytes]:
-        """[start, end) in pieces of at most a few megabytes, kept or fetched again; ValueError past the end.
+        """[start, end) in pieces of at most a few megabytes, kept or fetched again; ElfFormatError past the end.
 
         The kept prefix is taken now: ``release`` may be called while the pieces are still being read.
         """
         if start < 0 or end > self.size or start > end:
-            raise ValueError(f"bytes {start}..{end} lie outside the file ({self.size} bytes)")
+            raise ElfFormatError(f"bytes {start}..{end} lie outside the file ({self.size} bytes)")
         return self._pieces(self._window, start, end)
 
     def _pieces(self, window: bytes, start: int, end: int) -> Iterator[bytes]:
@@ -172,5 +174,5 @@ class SparseFile:
                 got += len(piece)
                 yield piece
             if got != stop - start:
-                raise ValueError(f"could not read {stop - start} bytes at offset {start} again")
+                raise ElfFormatError(f"could not read {stop - start} bytes at offset {start} again")
             start = stop

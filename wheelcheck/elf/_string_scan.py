@@ -1,32 +1,35 @@
-"""Find NUL-terminated strings matching a pattern in one span of a file that streams past in pieces.
+"""Find NUL-terminated strings in one span of a file that streams past in pieces.
 
-The patterns used here match NUL-free text that ends right before a NUL (and may look one byte back for
-the NUL before it), so a match never spans a NUL: searching up to the last NUL of what has arrived, and
-carrying the rest (with that NUL in front, for the look-back) to the next piece, finds exactly what one
-search over the whole span finds. The carry is capped: a NUL-free run longer than ``CARRY_LIMIT`` bytes is
+The finders used here (``matches(text, pos, endpos)``, yielding the strings found in text[pos:endpos])
+match NUL-free text that ends right before a NUL (and may look one byte back for the NUL before it), so
+a match never spans a NUL: searching up to the last NUL of what has arrived, and carrying the rest (with
+that NUL in front, for the look-back) to the next piece, finds exactly what one search over the whole
+span finds. The carry is capped: a NUL-free run longer than ``CARRY_LIMIT`` bytes is
 no string any check looks for (only its last ``CARRY_LIMIT`` bytes are searched).
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable, Iterable
 
-__all__ = ["SpanScanner", "CARRY_LIMIT"]
+__all__ = ["SpanScanner", "CARRY_LIMIT", "Finder"]
 
 CARRY_LIMIT = 1 << 16
+# matches(text, pos, endpos): the strings found in text[pos:endpos], in order
+Finder = Callable[[bytes, int, int], Iterable[bytes]]
 
 
 class SpanScanner:
-    """The distinct matches of ``pattern`` in the file bytes [start, end), in the order first found.
+    """The distinct matches of ``matches`` in the file bytes [start, end), in the order first found.
 
-    As ``pattern.finditer(data, start, end)`` would: a look-behind may see the byte before ``start``, a
-    look-ahead nothing at or past ``end``. Stops collecting after ``limit`` distinct matches.
+    As ``matches(data, start, end)`` would: a look-behind may see the byte before ``start``, a look-ahead
+    nothing at or past ``end``. Stops collecting after ``limit`` distinct matches.
     """
 
-    def __init__(self, pattern: re.Pattern[bytes], start: int, end: int, limit: int | None = None) -> None:
+    def __init__(self, matches: Finder, start: int, end: int, limit: int | None = None) -> None:
         self.start, self.end = start, end
         self.found: dict[bytes, None] = {}
-        self._pattern, self._limit = pattern, limit
+        self._matches, self._limit = matches, limit
         self._first = max(start - 1, 0)  # the byte before the span comes too, for a look-behind
         self._carry = b""
         self._skip = start - self._first  # bytes at the front of the carry that are context only
@@ -60,7 +63,7 @@ class SpanScanner:
         if pos >= endpos:
             return
         found = self.found
-        for match in self._pattern.finditer(text, pos, endpos):
-            found.setdefault(match.group(), None)
+        for match in self._matches(text, pos, endpos):
+            found.setdefault(match, None)
             if self.full:
                 return

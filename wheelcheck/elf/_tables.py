@@ -5,6 +5,10 @@ here each column of the fixed-size records is cut out at C speed (a strided memo
 table is split once rather than searched once per symbol. Everything is addressed through the program
 headers, so stripped section headers do not matter; bytes come from a SparseFile, so the file need not
 be in memory.
+
+Every table is the input's: a walk visits no more records than the file could hold without overlap
+(records that share bytes, such as version-need chains several records point into, would otherwise
+multiply the work), and the names decoded from the string table cost no more than a few times its size.
 """
 
 from __future__ import annotations
@@ -13,10 +17,11 @@ import struct
 import sys
 from array import array
 from itertools import compress, repeat
-from operator import and_, floordiv, sub
+from operator import add, and_, floordiv, sub
 from typing import NamedTuple
 
 from wheelcheck.elf._kept_bytes import SparseFile
+from wheelcheck.errors import ElfFormatError
 
 __all__ = ["AddressMap", "StringTable", "SymbolColumns", "read_symbols", "count_symbols", "read_verneed",
            "read_verdef", "read_versym", "translate_versions", "undefined_versioned"]
@@ -27,6 +32,11 @@ _NATIVE = "<" if sys.byteorder == "little" else ">"
 _MAX_STRING = 16 << 20  # no name a check reads is longer; a table with a longer NUL-free run is malformed
 _PART = 16 << 20  # a larger string table is cut into names a part at a time
 _OVERLAP = 1 << 20  # the bytes after a part kept with it, for the names that start in it and end after
+_WORDS = 1 << 20  # hash words read at a time (4 MiB): a table claiming the whole file is read in parts
+# Decoded names may overlap (a linker may merge "foo" into the tail of "_foo"), but not by much: past
+# this many times the table's size (plus a floor for small tables), the indexes are an attack.
+_DECODE_FACTOR = 8
+_DECODE_FLOOR = 4 << 20
 
 
 class AddressMap:
@@ -39,36 +49,60 @@ class AddressMap:
         for start, off, size in self._loads:
             if start <= vaddr < start + size:
                 return off + (vaddr - start)
-        raise ValueError(f"address {vaddr:#x} is in no loaded segment")
+        raise ElfFormatError(f"address {vaddr:#x} is in no loaded segment")
 
 
 class StringTable:
-    """The dynamic string table: single strings on demand, the symbol names all at once."""
+    """The dynamic string table: single strings on demand (each distinct index decoded once), the symbol
+    names all at once; every name decoded is paid from one byte budget."""
 
     def __init__(self, sparse: SparseFile, offset: int, size: int) -> None:
         end = offset + size
         if offset < 0 or size < 0 or end > sparse.size:
-            raise ValueError("string table lies outside the file")
+            raise ElfFormatError(f"the string table (offset {offset!r}, size {size!r}) lies outside the file")
         self._sparse = sparse
         self._base = offset
         self._end = end
+        self._decoded: dict[int, str] = {}
+        self._budget = _DECODE_FACTOR * size + _DECODE_FLOOR
 
     def get(self, index: int) -> str:
+        found = self._decoded.get(index)
+        if found is not None:
+            return found
         start = self._base + index
         if start >= self._end:
-            raise ValueError(f"string index {index} outside the string table")
+            raise ElfFormatError(f"string index {index!r} lies outside the string table")
         want = 256
         while True:
             stop = min(self._end, start + want)
             data = self._sparse.read(start, stop - start)
             nul = data.find(b"\0")
             if nul >= 0:
-                return bytes(data[:nul]).decode("utf-8", "replace")
+                self._spend(nul + 1, index)
+                text = self._decoded[index] = bytes(data[:nul]).decode("utf-8", "replace")
+                return text
             if stop == self._end:
-                raise ValueError("unterminated string in the string table")
+                raise ElfFormatError(f"the string at index {index!r} of the string table is not terminated")
             if want > _MAX_STRING:
-                raise ValueError(f"a string of the string table is longer than {_MAX_STRING} bytes")
+                raise ElfFormatError(f"the string at index {index!r} of the string table is longer than "
+                                     f"{_MAX_STRING} bytes")
             want *= 4
+
+    def _spend(self, count: int, index: int) -> None:
+        self._budget -= count
+        if self._budget < 0:
+            raise ElfFormatError(f"string table indexes overlap far more than a linker would make them "
+                                 f"(at index {index!r})")
+
+    def _cut_names(self, table, starts: list[int], end: int, offsets) -> list[str]:
+        """The NUL-terminated names at ``starts`` in ``table`` (each ends before ``end``), paid for first."""
+        ends = list(map(table.find, repeat(b"\0"), starts, repeat(end)))
+        if ends and min(ends) < 0:
+            raise ElfFormatError(f"a string of the string table (index {offsets[ends.index(min(ends))]!r}) is "
+                                 f"not terminated")
+        self._spend(sum(ends) - sum(starts) + len(starts), max(offsets, default=0))
+        return [table[a:b].decode("utf-8", "replace") for a, b in zip(starts, ends)]
 
     def names(self, offsets: array) -> tuple[str, ...]:
         """The strings at ``offsets`` (into this table), as ``get`` would give them.
@@ -83,22 +117,21 @@ class StringTable:
         size = self._end - self._base
         highest = max(offsets)
         if highest >= size:
-            raise ValueError(f"string index {highest} outside the string table")
+            raise ElfFormatError(f"string index {highest!r} lies outside the string table")
         if size <= _PART + _OVERLAP:
             table, shift = self._sparse.span(self._base, self._end)
             if shift:  # assembled apart from the kept prefix, which nothing needs any more
                 self._sparse.release_prefix()
             at, end = self._base - shift, self._end - shift
             if table.rfind(b"\0", at, end) < at + highest:
-                raise ValueError("unterminated string in the string table")
-            find = table.find
-            return tuple([table[o + at:find(b"\0", o + at, end)].decode("utf-8", "replace") for o in offsets])
+                raise ElfFormatError(f"the string at index {highest!r} of the string table is not terminated")
+            return tuple(self._cut_names(table, list(map(add, offsets, repeat(at))), end, offsets))
         return tuple(self._names_by_part(offsets, size))
 
     def _names_by_part(self, offsets: array, size: int) -> list[str]:
         count = (size + _PART - 1) // _PART
         if count > 255:
-            raise ValueError(f"a string table of {size} bytes")  # over 4 GiB: no linker makes one
+            raise ElfFormatError(f"a string table of {size!r} bytes")  # over 4 GiB: no linker makes one
         part_of = bytes(map(floordiv, offsets, repeat(_PART)))
         names: list = [None] * len(offsets)
         buffer, part = bytearray(), 0
@@ -121,17 +154,17 @@ class StringTable:
         which = list(compress(range(len(offsets)), part_of.translate(_ONE_AT[part])))
         starts = list(map(sub, map(offsets.__getitem__, which), repeat(part * _PART)))
         if starts and max(starts) <= buffer.rfind(b"\0"):  # every name ends in the buffer: cut them all
-            find = buffer.find
-            cut = [buffer[at:find(b"\0", at)].decode("utf-8", "replace") for at in starts]
+            cut = self._cut_names(buffer, starts, len(buffer), [offsets[i] for i in which])
             for i, name in zip(which, cut):
                 names[i] = name
             return
         for i, at in zip(which, starts):
             stop = buffer.find(b"\0", at)
             if stop >= 0:
+                self._spend(stop - at + 1, offsets[i])
                 names[i] = buffer[at:stop].decode("utf-8", "replace")
             elif last:
-                raise ValueError("unterminated string in the string table")
+                raise ElfFormatError(f"the string at index {offsets[i]!r} of the string table is not terminated")
             else:
                 names[i] = self.get(offsets[i])  # longer than the overlap: read on its own
 
@@ -157,22 +190,26 @@ def count_symbols(sparse: SparseFile, amap: AddressMap, tags: dict[str, int], el
         off = amap.offset(tags["DT_GNU_HASH"])
         nbuckets, symoffset, bloom_size, _shift = struct.unpack(endian + "IIII", sparse.read(off, 16))
         buckets_off = off + 16 + bloom_size * (elf_class // 8)
-        buckets = _words(sparse.read(buckets_off, 4 * nbuckets), "I", endian)
-        last = max(buckets, default=0)
+        chain_off = buckets_off + 4 * nbuckets
+        if chain_off > sparse.size:
+            raise ElfFormatError(f"the GNU hash buckets ({nbuckets!r} at offset {buckets_off!r}) run past the end "
+                                 f"of the file")
+        last = max((max(_words(sparse.read(at, min(4 * _WORDS, chain_off - at)), "I", endian), default=0)
+                    for at in range(buckets_off, chain_off, 4 * _WORDS)), default=0)
         if last < symoffset:
             return symoffset
-        chain_off = buckets_off + 4 * nbuckets + 4 * (last - symoffset)
-        want = 64
-        while True:  # each step reads further into the file: bounded by its end
-            count = min(want, (sparse.size - chain_off) // 4)
+        # the chain of the last bucket ends at the first word with bit 0 set: find it at C speed in the
+        # bytes that hold bit 0 of each word (the first byte of a little-endian word, the last of a big one)
+        word, first, want = chain_off + 4 * (last - symoffset), last, 64
+        while True:  # each step reads further into the file (at most _WORDS words): bounded by its end
+            count = min(want, (sparse.size - word) // 4)
             if count <= 0:
-                raise ValueError("the GNU hash chain runs past the end of the file")
-            for value in _words(sparse.read(chain_off, 4 * count), "I", endian):
-                if value & 1:
-                    return last + 1
-                last += 1
-            chain_off += 4 * count
-            want *= 4
+                raise ElfFormatError(f"the GNU hash chain of symbol {first!r} runs past the end of the file")
+            words = sparse.read(word, 4 * count)
+            ends = (words[0::4] if endian == "<" else words[3::4]).translate(_ODD).find(1)
+            if ends >= 0:
+                return last + ends + 1
+            last, word, want = last + count, word + 4 * count, min(4 * want, _WORDS)
     if "DT_HASH" in tags:
         off = amap.offset(tags["DT_HASH"])
         _nbucket, nchain = struct.unpack(endian + ("QQ" if hash_word == 8 else "II"), sparse.read(off, 2 * hash_word))
@@ -180,11 +217,15 @@ def count_symbols(sparse: SparseFile, amap: AddressMap, tags: dict[str, int], el
     return 0
 
 
+_ODD = bytes(i & 1 for i in range(256))
+
+
 def read_symbols(sparse: SparseFile, offset: int, count: int, elf_class: int, endian: str) -> SymbolColumns:
     """The columns of the entries after the null symbol."""
     entsize = 24 if elf_class == 64 else 16
     if count < 0 or offset + count * entsize > sparse.size:
-        raise ValueError("symbol table runs past the end of the file")
+        raise ElfFormatError(f"the symbol table ({count!r} symbols at offset {offset!r}) runs past the end of the "
+                             f"file")
     if count <= 1:
         return SymbolColumns(array("I"), b"", b"", b"", array("Q"))
     raw = bytes(sparse.read(offset + entsize, (count - 1) * entsize))
@@ -219,7 +260,8 @@ def _words(data: bytes, code: str, endian: str) -> array:
 
 def read_versym(sparse: SparseFile, offset: int, count: int, endian: str) -> array:
     if offset + 2 * count > sparse.size:
-        raise ValueError("version symbol table runs past the end of the file")
+        raise ElfFormatError(f"the version symbol table ({count!r} entries at offset {offset!r}) runs past the "
+                             f"end of the file")
     return _words(sparse.read(offset, 2 * count), "H", endian)
 
 
@@ -250,7 +292,7 @@ class _Visits:
     def one(self) -> None:
         self.left -= 1
         if self.left < 0:
-            raise ValueError(f"the {self.table} records overlap (more visits than the file can hold)")
+            raise ElfFormatError(f"the {self.table} records overlap (more visits than the file can hold)")
 
 
 def read_verneed(

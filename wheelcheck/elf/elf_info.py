@@ -159,6 +159,8 @@ class ElfInfo:
     exec_stack: bool = False  # the stack is executable (PF_X on PT_GNU_STACK, or no PT_GNU_STACK)
     has_dynamic: bool = False
     soname_strings: tuple[str, ...] = ()  # soname-looking strings in read-only data, sorted: dlopen candidates
+    version_strings: tuple[str, ...] = ()  # strings stating a library's version (elf/version_strings.py), sorted
+    sha256: str = ""  # hex digest of the file's bytes, when the reader computed it ("" otherwise)
 
     @cached_property
     def symbols(self) -> tuple[Symbol, ...]:

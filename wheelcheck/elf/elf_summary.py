@@ -1,33 +1,36 @@
 """Summarise one ELF file as its bytes stream past: what the analyses need is kept, the file is not.
 
 Kept as the bytes go by: the headers, the dynamic segment, the interpreter path and the GNU property notes,
-and the soname-looking strings of the read-only segments (searched piece by piece). The dynamic symbol and
-version tables are read at the end, from the kept prefix of the file where linkers put them, or fetched
-again (see _sparse.py). The same code summarises a file already in memory (``summarize``).
+the soname-looking strings of the read-only segments and the version-stating strings of the loaded data
+(both searched piece by piece). The dynamic symbol and version tables are read at the end, from the kept
+prefix of the file where linkers put them, or fetched again (see _kept_bytes.py). The same code summarises
+a file already in memory (``summarize``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import struct
 import threading
 from array import array
-from collections.abc import Iterable
-
-from elftools.common.exceptions import ELFError
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 
 from wheelcheck.elf import _tables
 from wheelcheck.elf._elf_layout import (HEADER_SIZE, PF_W, PF_X, PT_DYNAMIC, PT_GNU_STACK, PT_INTERP, PT_LOAD,
-                                    PT_NOTE, dynamic_entries, parse_header, parse_program_headers,
-                                    program_header_span)
-from wheelcheck.elf._string_scan import SpanScanner
+                                        PT_NOTE, dynamic_entries, parse_header, parse_program_headers,
+                                        program_header_span)
 from wheelcheck.elf._kept_bytes import WINDOW, Reread, SparseFile
+from wheelcheck.elf._string_scan import SpanScanner
 from wheelcheck.elf.arch import arch_of, x86_isa_level
 from wheelcheck.elf.elf_info import ElfInfo, SymbolTable, VersionNeed
-from wheelcheck.errors import BadElfError
+from wheelcheck.elf.version_strings import VersionScanner, version_symbols
+from wheelcheck.errors import BadElfError, ElfFormatError
 
-__all__ = ["ELF_MAGIC", "is_elf", "summarize", "summarize_stream", "summarize_file"]
+__all__ = ["ELF_MAGIC", "is_elf", "summarize", "summarize_hashed", "summarize_stream", "summarize_file",
+           "file_ranges"]
 
 ELF_MAGIC = b"\x7fELF"
 
@@ -39,62 +42,89 @@ _DT = {
 }
 _STRING_TAGS = ("DT_NEEDED", "DT_SONAME", "DT_RPATH", "DT_RUNPATH")
 DF_TEXTREL = 0x4
-# What is kept of the small segments. A real dynamic section holds tens of entries, an interpreter path
-# is a path, the GNU property note is a few dozen bytes; a file claiming more is read only this far.
+# What is kept of the small segments. A real dynamic section holds tens of entries, the GNU property note
+# is a few dozen bytes; a file claiming more is read only this far (notes: whole ones, up to this in all).
 _MAX_DYNAMIC = 1 << 20
-_MAX_INTERP = 1 << 16
+_MAX_INTERP = 4096  # the kernel refuses a longer PT_INTERP (PATH_MAX)
 _MAX_NOTES = 1 << 20
 
 # A soname-looking string: lib<name>.so, optionally .<digits> parts, at the end of a NUL-terminated
 # string, as a dlopen argument is ("libfoo.so.1" or "/opt/x/libfoo.so.1"). Text that merely mentions a
 # library ("ZLIB: /usr/lib/libz.so (ver 1.2.11)" in a build-information string) does not end there, nor
 # do format strings ("libfoo.so.%d"). Not anchored at the start: with tail merging, "libz.so.1" may be
-# stored only as the end of a longer string.
-_SONAME_STRING = re.compile(rb"lib[A-Za-z0-9_+\-][A-Za-z0-9_+.\-]*?\.so(?:\.[0-9]+)*(?=\x00)")
+# stored only as the end of a longer string. In one regex,
+#     lib[A-Za-z0-9_+\-][A-Za-z0-9_+.\-]*?\.so(?:\.[0-9]+)*(?=\x00)
+# backtracks quadratically over a long run of "liblib..."; _soname_matches finds the same strings from
+# the end (".so" before a NUL) back to the first "lib" of the run of name bytes before it.
+_SONAME_END = re.compile(rb"\.so(?:\.[0-9]+)*(?=\x00)")
+_NAME_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+-."
+_NOT_NAME = bytes(0 if i in _NAME_BYTES else 1 for i in range(256))  # translate table: 1 = ends a run
 _MAX_SONAME_STRINGS = 256  # a file naming more is not listing libraries to load
-_MAX_SCANNED_SEGMENTS = 16  # read-only PT_LOAD segments searched one by one (real files have one to three)
 _FILE_PIECE = 1 << 20
 _EARLY_MIN = 32 << 20  # tables are read while the file streams on only when this much is still to come
 _AHEAD_KEPT = 32 << 20  # the most kept of tables found to lie ahead when the dynamic section passes
 # DT_SYMTAB, DT_STRTAB, DT_HASH, DT_GNU_HASH, DT_VERSYM, DT_VERNEED, DT_VERDEF: where the tables start
 _TABLE_TAGS = (6, 5, 4, 0x6FFFFEF5, 0x6FFFFFF0, 0x6FFFFFFE, 0x6FFFFFFC)
-_PARSE_ERRORS = (ELFError, struct.error, ValueError, IndexError, KeyError, AttributeError, OverflowError)
+# What reading malformed bytes raises: the readers' own error, a record unpacked past the end, an offset past
+# any size. Anything else (an AttributeError, a KeyError) is a bug of ours and surfaces as one.
+_PARSE_ERRORS = (struct.error, OverflowError)
 
 
 def is_elf(head: bytes) -> bool:
     return head[:4] == ELF_MAGIC
 
 
-def summarize(data: bytes, path: str) -> ElfInfo:
-    """Summarise the ELF file ``data`` found at ``path``; BadElfError if it is not a sound ELF."""
+def summarize(data: bytes, path: str, sha256: str = "") -> ElfInfo:
+    """Summarise the ELF file ``data`` found at ``path``; BadElfError if it is not a sound ELF.
+
+    ``sha256``: the hex digest of ``data`` when the caller has it (the scanner hashes for RECORD anyway)."""
     if not is_elf(data):
         raise BadElfError(path, "not an ELF file (no ELF magic)")
-    try:
-        summary = _Summary(path, SparseFile.whole(data))
+    with _malformed(path):
+        summary = _Summary(path, SparseFile.whole(data), lambda: sha256)
         summary.passed(data, 0)
         return summary.finish()
-    except _PARSE_ERRORS as exc:
-        raise BadElfError(path, f"truncated or malformed ELF file ({exc})") from None
 
 
-def summarize_stream(pieces: Iterable[bytes], size: int, path: str, reread: Reread, window: int = WINDOW) -> ElfInfo:
+def summarize_hashed(data: bytes, path: str) -> ElfInfo:
+    """``summarize`` with the sha256 of ``data`` (for new bytes, such as a patched file)."""
+    return summarize(data, path, hashlib.sha256(data).hexdigest())
+
+
+def summarize_stream(pieces: Iterable[bytes], size: int, path: str, reread: Reread, window: int = WINDOW,
+                     sha256: Callable[[], str] | None = None) -> ElfInfo:
     """Summarise the ELF file of ``size`` bytes that ``pieces`` yield in order; ``reread(offset, size)``
-    yields a range of it again. Holds a prefix of at most ``window`` bytes, the tables, and one piece."""
-    try:
-        summary = _Summary(path, SparseFile(size, reread, window))
+    yields a range of it again. Holds a prefix of at most ``window`` bytes, the tables, and one piece.
+
+    ``sha256``, if given, is called once every piece has passed: the hex digest of the file, which the
+    caller computes as the pieces pass (the scanner hashes them for RECORD anyway)."""
+    with _malformed(path):
+        summary = _Summary(path, SparseFile(size, reread, window), sha256)
         for piece in pieces:
             summary.push(piece)
         return summary.finish()
+
+
+@contextmanager
+def _malformed(path: str) -> Iterator[None]:
+    """What reading malformed bytes raises, as a BadElfError naming the file."""
+    try:
+        yield
+    except ElfFormatError as exc:  # raised where the bytes are read, which do not know the file's name
+        raise BadElfError(path, f"truncated or malformed ELF file ({exc.problem})") from None
     except _PARSE_ERRORS as exc:
         raise BadElfError(path, f"truncated or malformed ELF file ({exc})") from None
 
 
-def summarize_file(path: str, name: str | None = None, digest=None) -> ElfInfo:
+def summarize_file(path: str, name: str | None = None, digest=None, sha256: bool = False) -> ElfInfo:
     """Summarise the ELF file at ``path`` (``name`` in messages), read once in pieces, never whole.
 
-    ``digest`` (a hashlib object), if given, is updated with every byte as it passes. Raises OSError when
-    the file cannot be read, BadElfError when it is not a sound ELF file.
+    ``digest`` (a hashlib object), if given, is updated with every byte as it passes; with ``sha256`` the
+    summary carries the file's sha256 (computed in the same pass). Raises OSError when the file cannot be
+    read, BadElfError when it is not a sound ELF file.
     """
+    if sha256 and digest is None:
+        digest = hashlib.sha256()
     with open(path, "rb", buffering=0) as f:
         fd = f.fileno()
         size = os.fstat(fd).st_size
@@ -104,7 +134,7 @@ def summarize_file(path: str, name: str | None = None, digest=None) -> ElfInfo:
             while at < size:
                 piece = os.pread(fd, min(_FILE_PIECE, size - at), at)
                 if not piece:
-                    raise ValueError(f"the file ended at byte {at} while being read")
+                    raise ElfFormatError(f"the file ended at byte {at!r} while being read")
                 if digest is not None:
                     digest.update(piece)
                 yield piece
@@ -122,17 +152,20 @@ def summarize_file(path: str, name: str | None = None, digest=None) -> ElfInfo:
         head = os.pread(fd, 4, 0)
         if not is_elf(head):
             raise BadElfError(name or path, "not an ELF file (no ELF magic)")
-        return summarize_stream(pieces(), size, name or path, reread)
+        return summarize_stream(pieces(), size, name or path, reread,
+                                sha256=digest.hexdigest if sha256 and digest.name == "sha256" else None)
 
 
 class _Summary:
     """One file's summary in the making: fed its bytes in order, finished once they have all passed."""
 
-    def __init__(self, path: str, sparse: SparseFile) -> None:
-        self.path, self.sparse = path, sparse
+    def __init__(self, path: str, sparse: SparseFile, sha256: Callable[[], str] | None = None) -> None:
+        self.path, self.sparse, self.sha256 = path, sparse, sha256
         self.header: dict | None = None
         self.phdrs: list[tuple[int, int, int, int, int, int]] | None = None
-        self.scanners: list[SpanScanner] = []
+        self.scanners: list[SpanScanner] = []  # sorted by start, disjoint
+        self.versions: VersionScanner | None = None
+        self._next_scanner = 0  # scanners before this one have ended before the bytes arriving now
         self._early: _EarlyTables | None = None
         self._early_checked = False
 
@@ -143,13 +176,26 @@ class _Summary:
 
     def passed(self, piece: bytes, at: int) -> None:
         """``piece`` (file bytes from ``at``) has gone by: search it, and read the headers once they are in."""
-        scanners = self.scanners  # made by _read_headers, they have searched what has passed already
+        # the scanners as they were before this piece: those _read_headers makes now have searched it already
+        scanners, versions = self.scanners, self.versions
         if self.phdrs is None:
             self._read_headers()
-        for scanner in scanners:
-            scanner.feed(piece, at)
+        self._feed(scanners, versions, piece, at)
         if not self._early_checked and self.phdrs is not None:
             self._maybe_read_tables_now()
+
+    def _feed(self, scanners: list[SpanScanner], versions: VersionScanner | None, piece: bytes, at: int) -> None:
+        """Search ``piece`` with the scanners whose spans it reaches (a few, however many segments there are)."""
+        end = at + len(piece)
+        i = self._next_scanner
+        while i < len(scanners) and scanners[i].end <= at:
+            i += 1
+        self._next_scanner = i
+        while i < len(scanners) and scanners[i].start - 1 < end:  # the byte before a span is context
+            scanners[i].feed(piece, at)
+            i += 1
+        if versions is not None and not versions.done:
+            versions.feed(piece, at)
 
     def _dynamic_and_loads(self):
         """(the PT_DYNAMIC segment (offset, size) or None: the last one, as the loader takes it; PT_LOADs)."""
@@ -184,7 +230,7 @@ class _Summary:
             amap = _tables.AddressMap(loads)
             where = [amap.offset(tags[t]) for t in _TABLE_TAGS if t in tags]
             strtab_end = amap.offset(tags[5]) + tags.get(10, 0) if 5 in tags else 0
-        except _PARSE_ERRORS:
+        except (ElfFormatError, *_PARSE_ERRORS):
             return
         ahead = [w for w in where if w >= sparse.position]
         if ahead:
@@ -217,45 +263,38 @@ class _Summary:
                 raise BadElfError(self.path, f"truncated ELF file: a segment ends at byte {offset + filesz}, "
                                              f"past the end ({sparse.size})")
         # what is kept, bounded whatever the headers claim (up to 65,535 of them, each naming the whole file):
-        # the last PT_DYNAMIC and PT_INTERP (the loader's), and PT_NOTE bytes up to _MAX_NOTES in all
-        last = {ptype: (offset, filesz) for ptype, _f, offset, _v, filesz, _a in self.phdrs
-                if ptype in (PT_DYNAMIC, PT_INTERP)}
-        for ptype, limit in ((PT_DYNAMIC, _MAX_DYNAMIC), (PT_INTERP, _MAX_INTERP)):
-            if ptype in last:
-                sparse.keep(last[ptype][0], last[ptype][0] + min(last[ptype][1], limit))
-        if self.header["e_machine"] == "EM_X86_64":
-            budget = _MAX_NOTES
-            for ptype, _flags, offset, _vaddr, filesz, _align in self.phdrs:
-                if ptype == PT_NOTE and budget > 0:
-                    sparse.keep(offset, offset + min(filesz, budget))
-                    budget -= min(filesz, budget)
+        # the last PT_DYNAMIC (the loader's), the first PT_INTERP (the kernel's), whole PT_NOTEs up to
+        # _MAX_NOTES bytes in all
+        for span in _kept_segments(self.phdrs, self.header["e_machine"] == "EM_X86_64"):
+            sparse.keep(*span)
         loads = [(flags, offset, filesz) for ptype, flags, offset, _v, filesz, _a in self.phdrs if ptype == PT_LOAD]
-        spans = list(dict.fromkeys((off, min(off + size, sparse.size)) for off, size in _read_only(loads)))
-        if len(spans) > _MAX_SCANNED_SEGMENTS:  # no linker makes so many: one search over them all
-            spans = [(min(a for a, _ in spans), max(b for _, b in spans))]
-        self.scanners = [SpanScanner(_SONAME_STRING, start, end, _MAX_SONAME_STRINGS) for start, end in spans]
-        for scanner in self.scanners:  # the bytes that passed before the headers were known
-            passed = min(scanner.end, sparse.position)
-            at = max(scanner.start - 1, 0)
-            for piece in sparse.pieces(at, max(at, passed)):
-                scanner.feed(piece, at)
+        self.scanners = [SpanScanner(_soname_matches, start, end, _MAX_SONAME_STRINGS)
+                         for start, end in file_ranges(_read_only(loads), sparse.size)]
+        data_spans = file_ranges(_data_spans(loads), sparse.size)
+        self.versions = VersionScanner(data_spans)
+        passed = sparse.position  # the bytes that passed before the headers were known: searched now
+        starts = [scanner.start - 1 for scanner in self.scanners] + [start for start, _end in data_spans]
+        at = max(min(starts, default=passed), 0)
+        if at < passed:
+            for piece in sparse.pieces(at, passed):
+                self._feed(self.scanners, self.versions, piece, at)
                 at += len(piece)
 
     def finish(self) -> ElfInfo:
         sparse, path = self.sparse, self.path
         if sparse.position != sparse.size:
-            raise ValueError(f"{sparse.position} bytes read of the {sparse.size} declared")
+            raise ElfFormatError(f"{sparse.position!r} bytes read of the {sparse.size!r} declared")
         if self.phdrs is None:
             self._read_headers()
         if self.header is None or self.phdrs is None:
-            raise ValueError("shorter than an ELF header")
+            raise ElfFormatError(f"{sparse.size!r} bytes are shorter than an ELF header")
         header = self.header
         endian, elf_class = header["endian"], header["class"]
         little = endian == "<"
         arch, arch_problem = arch_of(header["e_machine"], elf_class, little, header["e_flags"])
         loads: list[tuple[int, int, int]] = []
         dynamic: tuple[int, int] | None = None
-        interpreter = interp_span = None
+        interpreter = None
         gnu_stack = exec_stack = False
         notes = []
         note_budget = _MAX_NOTES
@@ -264,22 +303,20 @@ class _Summary:
                 loads.append((vaddr, offset, filesz))
             elif ptype == PT_DYNAMIC:
                 dynamic = (offset, filesz)
-            elif ptype == PT_INTERP:
-                interp_span = (offset, filesz)  # the last one counts, as for the loader
+            elif ptype == PT_INTERP and interpreter is None:  # the kernel reads the first one only
+                raw = bytes(sparse.read(offset, min(filesz, _MAX_INTERP)))
+                interpreter = raw.split(b"\0", 1)[0].decode("utf-8", "replace")
             elif ptype == PT_GNU_STACK:
                 gnu_stack = True
                 exec_stack = bool(flags & PF_X)
-            elif ptype == PT_NOTE and arch == "x86_64" and note_budget > 0:
-                notes.append((bytes(sparse.read(offset, min(filesz, note_budget))), align))
-                note_budget -= min(filesz, note_budget)
-        if interp_span is not None:
-            raw = sparse.read(interp_span[0], min(interp_span[1], _MAX_INTERP))
-            interpreter = bytes(raw).split(b"\0", 1)[0].decode("utf-8", "replace")
+            elif ptype == PT_NOTE and arch == "x86_64" and filesz <= note_budget:
+                notes.append((bytes(sparse.read(offset, filesz)), align))
+                note_budget -= filesz
         if not gnu_stack and header["e_type"] in ("ET_DYN", "ET_EXEC"):
             exec_stack = True  # without PT_GNU_STACK the loader assumes an executable stack
         isa_level, isa_problem = x86_isa_level(notes, endian) if notes else (None, None)
         found: dict[bytes, None] = {}
-        for scanner in self.scanners:  # in program-header order, as one search per segment would add them
+        for scanner in self.scanners:  # in file order, as one search per span would add them
             for name in scanner.found:
                 if len(found) >= _MAX_SONAME_STRINGS:
                     break
@@ -290,12 +327,17 @@ class _Summary:
             arch=arch, arch_problem=arch_problem, interpreter=interpreter, isa_level=isa_level,
             isa_problem=isa_problem, gnu_stack=gnu_stack, exec_stack=exec_stack,
             soname_strings=tuple(sorted(name.decode("ascii") for name in found)),
+            version_strings=self.versions.result() if self.versions is not None else (),
+            sha256=self.sha256() if self.sha256 is not None else "",
         )
         try:
             if dynamic is None:
                 return ElfInfo(**base)
             tables = self._early.result() if self._early is not None else \
                 _read_dynamic(sparse, dynamic, loads, elf_class, endian, header["e_machine"])
+            stated = tables.pop("symbol_versions", ())
+            if stated:
+                base["version_strings"] = tuple(sorted(set(base["version_strings"]).union(stated)))
             return ElfInfo(**base, **tables)
         finally:
             sparse.release()
@@ -323,6 +365,19 @@ class _EarlyTables:
         return value
 
 
+def _kept_segments(phdrs, x86_64: bool) -> list[tuple[int, int]]:
+    """(start, end) of the small segments the summary reads at the end, kept as they pass."""
+    dynamic = [(off, off + min(size, _MAX_DYNAMIC)) for ptype, _f, off, _v, size, _a in phdrs if ptype == PT_DYNAMIC]
+    interp = [(off, off + min(size, _MAX_INTERP)) for ptype, _f, off, _v, size, _a in phdrs if ptype == PT_INTERP]
+    kept = dynamic[-1:] + interp[:1]
+    budget = _MAX_NOTES
+    for ptype, _flags, offset, _vaddr, filesz, _align in phdrs if x86_64 else ():
+        if ptype == PT_NOTE and filesz <= budget:
+            kept.append((offset, offset + filesz))
+            budget -= filesz
+    return kept
+
+
 def _read_only(load_flags: list[tuple[int, int, int]]) -> list[tuple[int, int]]:
     """(offset, size) of the PT_LOAD segments holding read-only data: what the file may dlopen is named there.
 
@@ -333,6 +388,40 @@ def _read_only(load_flags: list[tuple[int, int, int]]) -> list[tuple[int, int]]:
     """
     chosen = [(off, size) for flags, off, size in load_flags if not flags & (PF_W | PF_X)]
     return chosen or [(off, size) for flags, off, size in load_flags if not flags & PF_W]
+
+
+def _data_spans(load_flags: list[tuple[int, int, int]]) -> list[tuple[int, int]]:
+    """(offset, size) of the loaded data: non-executable PT_LOAD segments, read-only and writable (a version
+    banner may be a writable ``char[]``); the R+X segment too when none is read-only (rodata beside the code)."""
+    spans = [(off, size) for flags, off, size in load_flags if not flags & PF_X]
+    if not any(not flags & (PF_W | PF_X) for flags, _off, _size in load_flags):
+        spans += [(off, size) for flags, off, size in load_flags if flags & PF_X and not flags & PF_W]
+    return spans
+
+
+def _soname_matches(data: bytes, start: int, end: int):
+    """The soname strings of data[start:end], in order, each found in time linear in the bytes."""
+    runs = data[start:end].translate(_NOT_NAME)  # 1 where a run of name bytes ends
+    for tail in _SONAME_END.finditer(data, start, end):
+        stop = tail.start()
+        run = runs.rfind(1, 0, stop - start) + 1 + start  # where the name bytes before ".so" begin
+        at = data.find(b"lib", run, stop - 1)  # "lib", then at least one byte before ".so"
+        while at >= 0 and data[at + 3] == 0x2E:  # "lib." is no library name: try the next "lib"
+            at = data.find(b"lib", at + 1, stop - 1)
+        if at >= 0:
+            yield bytes(data[at:tail.end()])
+
+
+def file_ranges(spans, size: int) -> list[tuple[int, int]]:
+    """(start, end) file ranges covering the (offset, size) ``spans`` once each: overlapping segments
+    merged, so no byte is scanned twice however many program headers name it."""
+    merged: list[list[int]] = []
+    for start, end in sorted((off, min(off + length, size)) for off, length in spans if off < size):
+        if merged and start < merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        elif end > start:
+            merged.append([start, end])
+    return [(start, end) for start, end in merged]
 
 
 def _read_dynamic(sparse: SparseFile, dynamic: tuple[int, int], loads, elf_class: int, endian: str,
@@ -370,8 +459,40 @@ def _read_dynamic(sparse: SparseFile, dynamic: tuple[int, int], loads, elf_class
     if strtab is None or "DT_SYMTAB" not in tags:
         return out
     symtab, needs, defs = _read_symbol_tables(sparse, amap, tags, elf_class, endian, strtab, machine)
-    out.update(symtab=symtab, version_needs=needs, version_defs=defs)
+    out.update(symtab=symtab, version_needs=needs, version_defs=defs,
+               symbol_versions=_symbol_versions(sparse, amap, amap.offset(tags["DT_SYMTAB"]), symtab, elf_class,
+                                                endian))
     return out
+
+
+_STT_OBJECT = 1
+_VERSION_VALUE = re.compile(rb"[ -~]{1,63}")
+
+
+def _symbol_versions(sparse: SparseFile, amap, symtab_offset: int, symtab: SymbolTable, elf_class: int,
+                     endian: str) -> tuple[str, ...]:
+    """``name=value`` for the exported data symbols that hold a version string (``sqlite3_version=3.40.1``).
+
+    A value that cannot be read (an address outside the loaded data, no NUL within 64 bytes) is left out:
+    it is one string, not a reason to reject the file. The value has streamed past: it is fetched again (a
+    few bytes, and only in the files that export such a symbol)."""
+    out = []
+    entsize, value_at, fmt = (24, 8, "Q") if elf_class == 64 else (16, 4, "I")
+    for name in sorted(version_symbols()):
+        i = symtab.position(name)
+        if i is None or not symtab.defined[i] or symtab.info[i] & 0xF != _STT_OBJECT:
+            continue
+        (address,) = struct.unpack(endian + fmt, sparse.read(symtab_offset + (i + 1) * entsize + value_at,
+                                                              struct.calcsize(fmt)))
+        try:
+            start = amap.offset(address)
+        except ElfFormatError:
+            continue
+        text = bytes(sparse.read(start, min(64, sparse.size - start)))
+        value = _VERSION_VALUE.match(text)
+        if value is not None and text[value.end():value.end() + 1] == b"\0":
+            out.append(f"{name}={value.group().decode('ascii')}")
+    return tuple(out)
 
 
 def _read_symbol_tables(sparse: SparseFile, amap, tags, elf_class, endian, strtab, machine):

@@ -15,6 +15,7 @@ from wheelcheck.elf._elf_layout import (HEADER_SIZE, PT_DYNAMIC, PT_LOAD, dynami
                                         parse_program_headers, program_header_span)
 from wheelcheck.elf._kept_bytes import SparseFile
 from wheelcheck.elf._string_scan import SpanScanner
+from wheelcheck.elf.elf_summary import file_ranges
 
 __all__ = ["identifier_strings", "identifier_strings_of_file"]
 
@@ -22,6 +23,10 @@ _IDENT = re.compile(rb"(?<=\x00)[A-Za-z_][A-Za-z0-9_.$@]{1,200}(?=\x00)")
 _PF_W = 0x2
 _DT_STRTAB, _DT_STRSZ = 5, 10
 _PIECE = 1 << 20
+
+
+def _identifier_matches(text: bytes, pos: int, endpos: int):
+    return (match.group() for match in _IDENT.finditer(text, pos, endpos))
 
 
 def identifier_strings(data: bytes) -> frozenset[str]:
@@ -52,13 +57,11 @@ def _identifiers(source: SparseFile) -> frozenset[str]:
     phdrs = parse_program_headers(source.read(start, length), header)
     skip = _dynstr_range(source, phdrs, header["class"], header["endian"])
     found: set[str] = set()
-    for ptype, flags, offset, _vaddr, filesz, _align in phdrs:
-        if ptype != PT_LOAD or flags & _PF_W:
-            continue
-        for start, end in _minus((offset, min(offset + filesz, source.size)), skip):
-            if start >= end:
-                continue
-            scanner = SpanScanner(_IDENT, start, end)
+    read_only = [(offset, filesz) for ptype, flags, offset, _v, filesz, _a in phdrs
+                 if ptype == PT_LOAD and not flags & _PF_W]
+    for span in file_ranges(read_only, source.size):  # each byte once, however many headers name it
+        for start, end in _minus(span, skip):
+            scanner = SpanScanner(_identifier_matches, start, end)
             at = max(start - 1, 0)  # the byte before: the pattern looks back for a NUL
             for piece in source.pieces(at, end):
                 scanner.feed(piece, at)

@@ -5,19 +5,28 @@ PLT path looks only at visibility; older glibc's eager lookup only at binding), 
 .dynsym whose local symbols do not all precede the global ones (sh_info): LIEF re-sorts the table,
 remaps every relocation and version entry, and rebuilds the hash tables. An in-place byte edit can do
 none of that, and patchelf (>= 0.18) renames but cannot change binding or visibility.
+
+LIEF is optional (``pip install 'wheelcheck[hide]'``): the index has LIEF wheels for few of the platforms the
+manylinux and musllinux images cover, and nothing but ``repair --hide-symbols`` needs it.
 """
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["SymbolEdit", "apply_symbol_edit", "SymbolEditError"]
+from wheelcheck.errors import SymbolEditError
+
+__all__ = ["SymbolEdit", "apply_symbol_edit", "SymbolEditError", "LIEF_MISSING", "lief_available"]
+
+LIEF_MISSING = "needs LIEF, which is not installed: pip install 'wheelcheck[hide]'"
 
 
-class SymbolEditError(Exception):
-    """LIEF could not read or write the file."""
+def lief_available() -> bool:
+    """Can symbols be hidden here? (LIEF comes with the ``hide`` extra.)"""
+    return importlib.util.find_spec("lief") is not None
 
 
 @dataclass(frozen=True)
@@ -33,12 +42,15 @@ class SymbolEdit:
 
 def apply_symbol_edit(path: Path, edit: SymbolEdit) -> dict[str, int]:
     """Rewrite ``path`` in place; returns how many symbols were hidden and renamed."""
-    import lief  # noqa: PLC0415 - heavy, and only repair --hide-symbols needs it
+    try:
+        import lief  # noqa: PLC0415 - heavy, optional, and only repair --hide-symbols needs it
+    except ImportError:
+        raise SymbolEditError(f"{path}: hiding symbols {LIEF_MISSING}") from None
 
     lief.logging.disable()  # its warnings go to stderr; library code must not print
     binary = lief.ELF.parse(str(path))
     if binary is None:
-        raise SymbolEditError(f"{path}: LIEF cannot parse this ELF file")
+        raise SymbolEditError(str(path), "LIEF cannot parse this ELF file")
     hidden = renamed = 0
     local = lief.ELF.Symbol.BINDING.LOCAL
     hidden_vis = lief.ELF.Symbol.VISIBILITY.HIDDEN

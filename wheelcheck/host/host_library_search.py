@@ -120,7 +120,7 @@ def _is_host_dir(entry: str) -> bool:
 
 def _expand(entry: str, origin: str) -> str:
     """A host library's RPATH entry with $ORIGIN expanded; '' for entries with other tokens ($LIB, $PLATFORM)."""
-    expanded = _ORIGIN.sub(origin, entry)
+    expanded = _ORIGIN.sub(lambda _: origin, entry)  # a function: "\\" in a path is no escape
     return "" if _TOKEN.search(expanded) or not expanded else posixpath.normpath(expanded)
 
 

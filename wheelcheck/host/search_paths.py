@@ -5,6 +5,10 @@ LD_LIBRARY_PATH, its DT_RUNPATH, the ld.so.cache (built from /etc/ld.so.conf and
 trusted directories. The per-object parts (RPATH, RUNPATH) are added by ``locate``; this module gives the
 rest. ``--lib-path`` comes first of all: the user named those directories for this repair.
 
+auditwheel's habits are kept: ``$AUDITWHEEL_LD_LIBRARY_PATH`` is searched where LD_LIBRARY_PATH is, before it;
+``--ldpaths A:B`` replaces ld.so.conf and the trusted directories, and then LD_LIBRARY_PATH is not read
+(auditwheel's lddtree does the same), only ``$AUDITWHEEL_LD_LIBRARY_PATH``.
+
 musl's loader reads /etc/ld-musl-ARCH.path instead of ld.so.conf, and falls back to /lib:/usr/local/lib:/usr/lib.
 """
 
@@ -38,7 +42,7 @@ class SearchPath:
     """The host directories for one repair, in the order they are tried around an object's own paths."""
 
     lib_path: tuple[str, ...] = ()  # --lib-path: before everything else
-    env: tuple[str, ...] = ()  # LD_LIBRARY_PATH: after the RPATHs, before the RUNPATH
+    env: tuple[str, ...] = ()  # $AUDITWHEEL_LD_LIBRARY_PATH, LD_LIBRARY_PATH: after the RPATHs, before the RUNPATH
     system: tuple[str, ...] = ()  # ld.so.conf (or musl's path file), then the trusted directories
 
     def describe(self) -> str:
@@ -46,17 +50,22 @@ class SearchPath:
 
 
 def host_search_path(libc: str, arch: str, *, lib_path: Iterable[str] = (), environ: Mapping[str, str] = os.environ,
-                     root: str = "/") -> SearchPath:
+                     root: str = "/", ldpaths: Iterable[str] | None = None) -> SearchPath:
     """The search path of this host for a ``libc`` (glibc or musl) wheel of ``arch``.
 
-    ``root`` prefixes every system file and directory (tests use a fake root); LD_LIBRARY_PATH is taken as is.
+    ``ldpaths`` (auditwheel's --ldpaths) replaces the system part. ``root`` prefixes every system file and
+    directory (tests use a fake root); the environment's lists are taken as they are.
     """
-    if libc == "musl":
-        conf = _musl_path_file(root, arch)
+    env = split_search_list(environ.get("AUDITWHEEL_LD_LIBRARY_PATH", ""))
+    if ldpaths is not None:
+        system = _existing(list(ldpaths))
     else:
-        conf = parse_ld_so_conf(_join(root, "/etc/ld.so.conf"), root=root)
-    system = _existing(conf + trusted_dirs(libc, arch, root))
-    env = split_search_list(environ.get("LD_LIBRARY_PATH", ""))
+        if libc == "musl":
+            conf = _musl_path_file(root, arch)
+        else:
+            conf = parse_ld_so_conf(_join(root, "/etc/ld.so.conf"), root=root)
+        system = _existing(conf + trusted_dirs(libc, arch, root))
+        env += split_search_list(environ.get("LD_LIBRARY_PATH", ""))
     return SearchPath(lib_path=tuple(_dedupe(lib_path)), env=tuple(_dedupe(env)), system=tuple(system))
 
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
+
+from wheelcheck.errors import UsageError
+from wheelcheck.wheel.wheel_model import LEGACY_ALIASES, split_platform
 
 __all__ = ["Policy", "PolicySet", "LINUX", "musl_libc_soname"]
 
@@ -58,6 +61,43 @@ class Policy:
             return self.lib_whitelist
         return (self.lib_whitelist - {"libc.so"}) | {musl_libc_soname(arch)}
 
+    def meets(self, target: Policy) -> bool:
+        """Does a wheel that deserves this policy meet ``target``: the same libc, at least as compatible?
+
+        Every wheel meets plain linux. Any musllinux policy meets any other: musl has no symbol versions, so
+        nothing in a wheel tells which musl release it needs (auditwheel cannot tell either).
+        """
+        if target.is_linux:
+            return True
+        if self.libc != target.libc:
+            return False
+        return self.libc == "musl" or self.priority >= target.priority
+
+    def __reduce__(self):
+        # mapping proxies do not pickle: a policy goes to a worker process (audit of several wheels) as plain
+        # dicts, and is frozen again there
+        return _policy_from_state, (tuple((f.name, _thawed(getattr(self, f.name))) for f in fields(self)),)
+
+
+def _thawed(value):
+    if isinstance(value, MappingProxyType):
+        return _Thawed({key: _thawed(item) for key, item in value.items()})
+    return value
+
+
+class _Thawed(dict):
+    """A mapping proxy's contents on their way through pickle."""
+
+
+def _frozen(value):
+    if isinstance(value, _Thawed):
+        return MappingProxyType({key: _frozen(item) for key, item in value.items()})
+    return value
+
+
+def _policy_from_state(state: tuple) -> Policy:
+    return Policy(**{name: _frozen(value) for name, value in state})
+
 
 LINUX = Policy(name="linux", priority=0, libc="any", libc_version="")
 
@@ -86,11 +126,63 @@ class PolicySet:
         return found + [LINUX]
 
     def find(self, name: str) -> Policy | None:
-        """A policy by its name or an alias, with or without an arch suffix stripped by the caller."""
-        for p in self._policies:
-            if name == p.name or name in p.aliases:
-                return p
+        """A policy by its name or an alias (manylinux1, manylinux2010 and manylinux2014 stand for their
+        PEP 600 names even in a policy file that does not list them); LINUX for ``linux``."""
+        for candidate in (name, LEGACY_ALIASES.get(name)):
+            for p in self._policies:
+                if candidate == p.name or candidate in p.aliases:
+                    return p
         return LINUX if name == "linux" else None
 
     def names(self) -> list[str]:
         return [p.name for p in self._policies]
+
+    def named(self, name: str, arch: str, libc: str) -> Policy | None:
+        """The policy a claimed platform (``manylinux2014``, without its arch) stands for on a wheel of
+        ``arch`` and ``libc``; None when no such policy covers that wheel."""
+        policy = self.find(name)
+        if policy is None or policy.is_linux or policy.libc != libc or not policy.supports(arch):
+            return None
+        return policy
+
+    def resolve(self, plat: str | Policy | None, arch: str, libc: str) -> Policy | None:
+        """The policy ``--plat`` (or ``plat =``, or ``$AUDITWHEEL_PLAT``) asks of a wheel of ``arch`` and ``libc``.
+
+        The one place a --plat value becomes a policy, for audit and repair alike. It may be a tag
+        (``manylinux_2_17_x86_64``, ``musllinux_1_1_aarch64``, a policy file's ``acme_2_28_x86_64``) or a
+        policy name or alias without the arch (``manylinux2014``, ``musllinux_1_2``), which applies to each
+        wheel with that wheel's arch. None means nothing is asked: no value, ``auto``, or an arch-less name
+        of the other libc's policy (a ``dist/`` of glibc and musl wheels shares one setting). Any other
+        mismatch is a UsageError (path ``--plat``): a tag for another arch or libc, a policy that does not
+        cover the wheel's arch, a name no policy has.
+        """
+        if isinstance(plat, Policy):
+            return plat  # already resolved (repair judges its plan against the policy it aimed at)
+        if plat is None or plat in ("", "auto"):
+            return None
+        name, plat_arch = self._split(plat)
+        if plat_arch is not None and plat_arch != arch:
+            raise UsageError("--plat", f"{plat!r} is a tag for {plat_arch}, but the wheel is {arch}")
+        policy = self.find(name)
+        if policy is None or policy.is_linux:
+            known = ", ".join(p.name for p in self._policies if p.supports(arch) and not p.is_linux) or "none"
+            raise UsageError("--plat", f"{plat!r}: no policy is named so (known for {arch}: {known})")
+        if policy.libc != libc:
+            if plat_arch is None:
+                return None
+            raise UsageError("--plat", f"{plat!r} is a {policy.libc} tag, but the wheel is for {libc}")
+        if not policy.supports(arch):
+            covering = ", ".join(p.name for p in self._policies if p.libc == libc and p.supports(arch)) or "none"
+            raise UsageError("--plat", f"{plat!r}: {policy.name} does not cover {arch} (the {libc} policies "
+                                       f"that do: {covering})")
+        return policy
+
+    def _split(self, plat: str) -> tuple[str, str | None]:
+        """(policy name or alias, arch or None) of a --plat value: the longest known name it starts with."""
+        names = {n for p in self._policies for n in (p.name, *p.aliases)} | set(LEGACY_ALIASES)
+        if plat in names:
+            return plat, None
+        prefix = max((n for n in names if plat.startswith(n + "_")), key=len, default=None)
+        if prefix is not None:
+            return prefix, plat[len(prefix) + 1:]
+        return split_platform(plat) or (plat, None)

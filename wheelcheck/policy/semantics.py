@@ -2,9 +2,10 @@
 
 Each check yields (policy, field, message, severity); the caller adds the file. Errors break the
 contract; a warning marks what is legitimate only for a reason a reviewer should know (a GLIBC version
-newer than the policy's glibc is real on manylinux2014's aarch64, whose glibc 2.17 defines GLIBC_2.18). "More compatible" means a higher
-priority: the audit gives a wheel the most compatible policy it satisfies, so a more compatible policy
-that allowed something a less compatible one forbids would make the order of the tags a lie.
+newer than the policy's glibc is real on manylinux2014's aarch64, whose glibc 2.17 defines GLIBC_2.18).
+"More compatible" means a higher priority: the audit gives a wheel the most compatible policy it satisfies,
+so a more compatible policy that allowed something a less compatible one forbids would make the order of
+the tags a lie.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from wheelcheck.errors import PolicyError
+from wheelcheck.errors import PolicyError, UsageError
 from wheelcheck.policy import semantics
 from wheelcheck.policy.extends import Entry, resolve_extends
 from wheelcheck.policy.policy_loader import bundled_parent, policy_from_dict
@@ -143,7 +143,11 @@ def _field(path) -> str:
 
 @functools.lru_cache(maxsize=2)
 def _validator(auditwheel_format: bool):
-    import jsonschema  # a runtime dependency, imported where it is needed
+    try:
+        import jsonschema  # optional (the validate extra): its rpds-py has no wheel for some musllinux arches
+    except ImportError:
+        raise UsageError("policy validate", "needs jsonschema, which is not installed: "
+                                            "pip install 'wheelcheck[validate]'") from None
 
     schema = json.loads(resources.files("wheelcheck.policies").joinpath("schema.json").read_text(encoding="utf-8"))
     if auditwheel_format:

@@ -2,9 +2,9 @@
 
 Every changed ELF file is a file in the repair's private work directory (extracted from the wheel or copied
 from the host in pieces, then patched in place), never a buffer: memory does not grow with the libraries.
-The input wheel and the host libraries are only read. The result is the set of members to replace and to
-add, and the model of the wheel they make (each changed ELF file summarised again from its new bytes, so
-the re-audit judges what will be written).
+The input wheel and the host libraries are only read. The result is a new ``Changes`` (the members to
+replace and to add, the ELF files among them as their work files), and the model of the wheel they make
+(each changed ELF file summarised again from its new bytes, so the re-audit judges what will be written).
 """
 
 from __future__ import annotations
@@ -12,34 +12,28 @@ from __future__ import annotations
 import hashlib
 import os
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 from packaging.tags import Tag
 
-from wheelcheck.wheel.wheel_model import WheelModel
+from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.elf.elf_patch import ElfPatch, patch_file, strip_file
-from wheelcheck.elf.elf_summary import summarize_file
+from wheelcheck.elf.elf_summary import summarize_file, summarize_hashed
 from wheelcheck.errors import RepairError
 from wheelcheck.host.host_library_search import Located
 from wheelcheck.repair.graft_plan import RepairPlan, launcher
+from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.wheel.wheel_reader import WheelReader
-from wheelcheck.wheel.wheel_rebuild import Contents, NewMember
+from wheelcheck.wheel.wheel_rebuild import Changes, Contents, NewMember
 
-__all__ = ["Applied", "apply_plan", "repaired_model", "summarize_patched"]
+__all__ = ["apply_plan", "repaired_model", "summarize_contents"]
 
 _COPY_PIECE = 1 << 20
 
 
-@dataclass
-class Applied:
-    replace: dict[str, Contents] = field(default_factory=dict)  # input members with new contents
-    add: dict[str, NewMember] = field(default_factory=dict)  # new members
-    elves: dict[str, Path] = field(default_factory=dict)  # every changed or new ELF file (a work file), by output path
-
-
 def apply_plan(plan: RepairPlan, reader: WheelReader, located: Located, workdir: str | os.PathLike, *,
-               workers: int = 0, strip: tuple[str, ...] | None = None) -> Applied:
+               workers: int = 0, strip: tuple[str, ...] | None = None) -> Changes:
     """Patch what ``plan`` says, in files under ``workdir``; extraction, strip and patchelf run in parallel
     threads (inflate and the tools' processes run outside the GIL).
 
@@ -64,7 +58,10 @@ def apply_plan(plan: RepairPlan, reader: WheelReader, located: Located, workdir:
     def run(job: tuple[tuple[str, tuple, ElfPatch, str], Path]) -> None:
         (path, source, patch, name), file = job
         if source[0] == "member":
-            reader.extract(source[1], file)
+            try:
+                reader.extract(source[1], file)
+            except OSError as exc:
+                raise RepairError(name, f"cannot write its work copy ({exc.strerror or exc})") from None
         else:
             _copy_host(source[1], source[2], file)
         if path in stripping:
@@ -74,44 +71,44 @@ def apply_plan(plan: RepairPlan, reader: WheelReader, located: Located, workdir:
     workers = workers or min(4, os.cpu_count() or 1)
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(jobs)))) as pool:
         list(pool.map(run, zip(jobs, files)))
-    applied = Applied()
+    patched = {path: file for (path, _, _, _), file in zip(jobs, files)}
     modes = {e.filename: (e.external_attr >> 16) & 0o7777 for e in reader.entries}
-    for (path, _, _, _), file in zip(jobs, files):
-        applied.elves[path] = file
-    for member in extra:
-        applied.replace[member] = applied.elves[member]
+    replace: dict[str, Contents] = {member: patched[member] for member in extra}
+    add: dict[str, NewMember] = {}
     for edit in plan.edits:
-        out = applied.elves[edit.moved_to or edit.member]
         if edit.moved_to:
-            applied.add[edit.moved_to] = NewMember(out, modes.get(edit.member) or 0o755)
-            applied.replace[edit.member] = launcher(edit.moved_to)
+            add[edit.moved_to] = NewMember(patched[edit.moved_to], modes.get(edit.member) or 0o755)
+            replace[edit.member] = launcher(edit.moved_to)
         else:
-            applied.replace[edit.member] = out
+            replace[edit.member] = patched[edit.member]
     for graft in plan.grafts:
         if not graft.in_wheel:
-            applied.add[graft.member] = NewMember(applied.elves[graft.member], 0o755)
-    return applied
+            add[graft.member] = NewMember(patched[graft.member], 0o755)
+    return Changes(replace, add)
 
 
-def repaired_model(model: WheelModel, plan: RepairPlan, applied: Applied, filename: str,
+def repaired_model(model: WheelModel, plan: RepairPlan, changes: Changes, filename: str,
                    tags: frozenset[Tag]) -> WheelModel:
     """The model of the wheel that will be written: changed ELF files summarised from their new bytes."""
     edits = {e.member: e.moved_to or e.member for e in plan.edits}
-    edits.update({m: m for m in applied.replace if m in applied.elves and m not in edits})  # stripped only
+    elf_paths = {elf.path for elf in model.elves}
+    edits.update({m: m for m in changes.replace if m in elf_paths and m not in edits})  # stripped only
     elves = []
     for elf in model.elves:
         path = edits.get(elf.path)
-        elves.append(elf if path is None else summarize_patched(applied.elves[path], path))
-    elves += [summarize_patched(applied.elves[g.member], g.member) for g in plan.grafts if not g.in_wheel]
-    members = model.members + tuple(name for name in applied.add if name not in model.members)
+        elves.append(elf if path is None else summarize_contents(changes.data(path), path))
+    elves += [summarize_contents(changes.data(g.member), g.member) for g in plan.grafts if not g.in_wheel]
+    members = model.members + tuple(name for name in changes.add if name not in model.members)
     return replace(model, filename=filename, tags=tags, elves=tuple(elves), members=members,
                    root_is_purelib=False, record_problems=())
 
 
-def summarize_patched(file: Path, member: str):
-    """The summary of a changed ELF file, read from its work file in pieces."""
+def summarize_contents(contents: Contents, member: str) -> ElfInfo:
+    """The summary (with its sha256) of a changed ELF file: bytes, or a work file read in pieces."""
+    if not isinstance(contents, Path):
+        return summarize_hashed(contents, member)
     try:
-        return summarize_file(str(file), member)
+        return summarize_file(str(contents), member, sha256=True)
     except OSError as exc:
         raise RepairError(member, f"cannot read the patched file ({exc.strerror or exc})") from None
 

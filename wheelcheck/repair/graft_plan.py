@@ -33,8 +33,9 @@ from wheelcheck.audit.library_reach import shipped_copies, unreached
 from wheelcheck.errors import RepairError
 from wheelcheck.host.host_library_search import HostLibrary, Located
 from wheelcheck.policy.policy_model import Policy
+from wheelcheck.symbols.sonames import hashed_name
 
-__all__ = ["Graft", "MemberEdit", "RepairPlan", "make_plan", "never_grafted", "graft_name", "launcher"]
+__all__ = ["Graft", "MemberEdit", "RepairPlan", "make_plan", "never_grafted", "launcher"]
 
 
 @dataclass(frozen=True)
@@ -86,15 +87,6 @@ def never_grafted(soname: str, exclude: Iterable[str], drivers: frozenset[str]) 
     if any(fnmatch(soname, pattern) for pattern in exclude):
         return "excluded (--exclude)"
     return None
-
-
-def graft_name(filename: str, sha256: str) -> str:
-    """auditwheel's unique name: the first 8 hex digits of the content's sha256 after the stem."""
-    short = sha256[:8]
-    stem, dot, rest = filename.partition(".")
-    if stem.endswith(f"-{short}"):
-        return filename
-    return f"{stem}-{short}{dot}{rest}"
 
 
 def launcher(moved_to: str) -> bytes:
@@ -178,7 +170,7 @@ def _grafts(chosen: dict[str, HostLibrary], libs_dir: str, members: set[str]):
         by_file.setdefault(lib.realpath, []).append(lib)
     renames: dict[str, str] = {}
     for libs in by_file.values():
-        new_name = graft_name(posixpath.basename(libs[0].realpath), libs[0].sha256)
+        new_name = hashed_name(posixpath.basename(libs[0].realpath), libs[0].sha256)
         for lib in libs:
             renames[lib.soname] = new_name
     grafts = []

@@ -1,8 +1,10 @@
 """repair --hide-symbols: hide or rename the symbols of the wheel's vendored libraries in the output.
 
 Runs after the grafts are patched, on the files as they will be written: the plan comes from
-analysis.hiding (pure), the edits from elf.symbol_edit (LIEF). Libraries already in ``<dist>.libs/``
+repair.hide_plan (pure), the edits from elf.symbol_edit (LIEF). Libraries already in ``<dist>.libs/``
 are treated like the ones grafted now, so repairing an old auditwheel output hides its libraries too.
+Every ELF file is read from a file in a work directory (the patched ones are there already; the others are
+extracted there in pieces), so memory does not grow with the libraries.
 """
 
 from __future__ import annotations
@@ -12,22 +14,24 @@ import os
 import re
 import shutil
 import struct
-from dataclasses import replace
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from wheelcheck.repair.hide_plan import HidingPlan, plan_hiding
-from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.data import load_table
 from wheelcheck.elf.rodata_strings import identifier_strings_of_file
-from wheelcheck.elf.symbol_edit import SymbolEditError, apply_symbol_edit
-from wheelcheck.errors import RepairError
-from wheelcheck.repair.graft_apply import Applied, summarize_patched
+from wheelcheck.elf.symbol_edit import apply_symbol_edit
+from wheelcheck.errors import ElfFormatError, RepairError, SymbolEditError
+from wheelcheck.repair.graft_apply import summarize_contents
+from wheelcheck.repair.hide_plan import HidingPlan, plan_hiding
+from wheelcheck.symbols.sonames import last_hash
+from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.wheel.wheel_reader import WheelReader
-from wheelcheck.wheel.wheel_rebuild import NewMember
+from wheelcheck.wheel.wheel_rebuild import Changes, Contents
 
-__all__ = ["hide_symbols", "prefix_for", "RENAMED"]
+__all__ = ["Hidden", "hide_symbols", "prefix_for", "RENAMED"]
 
-_HASHED = re.compile(r"-([0-9a-f]{8})(?=\.so)")
 RENAMED = re.compile(r"^wc[0-9a-f]{8}_")  # what prefix_for makes: a name an earlier repair made unique
 _PY_STRING = re.compile(rb"""["']([A-Za-z_][A-Za-z0-9_]{2,200})["']""")
 
@@ -38,8 +42,7 @@ def prefix_for(member: str, data: bytes | Path) -> str:
     Taken from the name when there is one, so that repairing the output again finds the same prefix and
     leaves the names alone (idempotence).
     """
-    found = _HASHED.search(member.rsplit("/", 1)[-1])
-    digest = found.group(1) if found else _sha256(data)[:8]
+    digest = last_hash(member.rsplit("/", 1)[-1]) or _sha256(data)[:8]
     return f"wc{digest}_"
 
 
@@ -53,16 +56,31 @@ def _sha256(data: bytes | Path) -> str:
     return digest.hexdigest()
 
 
-def hide_symbols(model: WheelModel, applied: Applied, reader: WheelReader, workdir: str | os.PathLike, *,
-                 keep_patterns: tuple[str, ...] = (), extensions: bool = False,
-                 lib_sdir: str = ".libs") -> tuple[WheelModel, HidingPlan]:
-    """Edit the output's ELF files in ``applied``; return the model of the result and what was done.
+@dataclass(frozen=True)
+class Hidden:
+    """What hiding did: the edited files' new contents, the model of the wheel with them, and the plan."""
 
-    Every ELF file is read from a file in ``workdir`` (the patched ones are there already; the others are
-    extracted there in pieces), so memory does not grow with the libraries."""
-    files: dict[str, Path] = {}
-    for elf in model.elves:
-        files[elf.path] = applied.elves.get(elf.path) or _extracted(reader, elf.path, Path(workdir), len(files))
+    changed: Mapping[str, Contents]  # output path -> the file with symbols hidden or renamed (bytes without workdir)
+    model: WheelModel  # the wheel as it will be written, those files summarised again
+    plan: HidingPlan
+
+
+def hide_symbols(model: WheelModel, changes: Changes, reader: WheelReader, *, workdir: str | os.PathLike | None = None,
+                 keep_patterns: tuple[str, ...] = (), extensions: bool = False, lib_sdir: str = ".libs") -> Hidden:
+    """Plan and make the symbol edits of the output's ELF files (``model``: the output as ``changes`` make it).
+
+    Neither argument is changed: the caller applies ``Hidden.changed`` on top of ``changes``. The edited
+    files are left in ``workdir`` (and ``Hidden.changed`` names them); without one, they are made in a
+    temporary directory and returned as bytes.
+    """
+    if workdir is None:
+        with tempfile.TemporaryDirectory(prefix="wheelcheck-hide-") as tmp:
+            hidden = hide_symbols(model, changes, reader, workdir=tmp, keep_patterns=keep_patterns,
+                                  extensions=extensions, lib_sdir=lib_sdir)
+            return replace(hidden, changed={m: Path(f).read_bytes() for m, f in hidden.changed.items()})
+    work = Path(workdir)
+    files = {elf.path: _as_file(changes.data(elf.path), reader, elf.path, work / f"hide-input-{i}.so")
+             for i, elf in enumerate(model.elves)}
     targets = [path for path in files if _in_libs_dir(path, lib_sdir)]
     strings = frozenset().union(*(_identifiers(path, file) for path, file in files.items()), _python_strings(reader))
     prefixes = {path: prefix_for(path, files[path]) for path in targets}
@@ -74,33 +92,37 @@ def hide_symbols(model: WheelModel, applied: Applied, reader: WheelReader, workd
     for member, edit in plan.edits.items():
         if not edit:
             continue
-        scratch = Path(workdir) / f"hidden-{len(changed)}.so"
+        scratch = work / f"hidden-{len(changed)}.so"
         shutil.copyfile(files[member], scratch)
         try:
             apply_symbol_edit(scratch, edit)
         except SymbolEditError as exc:
-            raise RepairError(member, f"cannot hide its symbols ({exc})") from None
+            raise RepairError(member, f"cannot hide its symbols ({exc.problem})") from None
         changed[member] = scratch
-    for member, file in changed.items():
-        applied.elves[member] = file
-        if member in applied.add:
-            applied.add[member] = NewMember(file, applied.add[member].mode)
+    elves = tuple(summarize_contents(changed[e.path], e.path) if e.path in changed else e for e in model.elves)
+    return Hidden(changed, replace(model, elves=elves), plan)
+
+
+def _as_file(contents: Contents | None, reader: WheelReader, member: str, spare: Path) -> Path:
+    """The ELF file ``member`` as a file: its work file, or its bytes (new or the input's) written to ``spare``."""
+    if isinstance(contents, Path):
+        return contents
+    try:
+        if contents is None:
+            reader.extract(member, spare)
         else:
-            applied.replace[member] = file
-    elves = tuple(summarize_patched(changed[e.path], e.path) if e.path in changed else e for e in model.elves)
-    return replace(model, elves=elves), plan
-
-
-def _extracted(reader: WheelReader, member: str, workdir: Path, i: int) -> Path:
-    file = workdir / f"unchanged-{i}.so"
-    reader.extract(member, file)
-    return file
+            spare.write_bytes(contents)
+    except OSError as exc:
+        raise RepairError(member, f"cannot write its work copy ({exc.strerror or exc})") from None
+    return spare
 
 
 def _identifiers(member: str, file: Path) -> frozenset[str]:
     try:
         return identifier_strings_of_file(file)
-    except (OSError, ValueError, IndexError, struct.error) as exc:
+    except ElfFormatError as exc:
+        raise RepairError(member, f"cannot read its strings ({exc.problem})") from None
+    except (OSError, struct.error) as exc:
         raise RepairError(member, f"cannot read its strings ({exc})") from None
 
 

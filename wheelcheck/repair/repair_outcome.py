@@ -5,13 +5,18 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from wheelcheck.audit.findings import SCHEMA_VERSION, Finding
+from wheelcheck.audit.findings import Finding
 
-__all__ = ["GraftedLibrary", "HiddenSymbols", "PatchedFile", "RepairOutcome", "RepairReport", "STATUSES"]
+__all__ = ["GraftedLibrary", "HiddenSymbols", "PatchedFile", "RepairOutcome", "RepairReport", "STATUSES",
+           "REPAIR_SCHEMA_VERSION", "REPAIR_SCHEMA_MINOR"]
+
+REPAIR_SCHEMA_VERSION = 2  # bumped on a change that is not an addition
+REPAIR_SCHEMA_MINOR = 1  # bumped on each addition: 1 added sbom
 
 # repaired: written; failed: the wheel cannot meet the target (nothing written); pure: no ELF file,
-# nothing to repair (nothing written); error: bad input, a missing library, an unwritable output
-STATUSES = ("repaired", "failed", "pure", "error")
+# nothing to repair (nothing written); copied: a pure wheel copied unchanged (--allow-pure-python-wheel);
+# error: bad input, a missing library, an unwritable output
+STATUSES = ("repaired", "failed", "pure", "copied", "error")
 
 
 @dataclass(frozen=True)
@@ -54,20 +59,32 @@ class RepairOutcome:
     output: str | None = None  # the wheel written
     arch: str | None = None
     libc: str | None = None
-    target_tag: str | None = None  # --plat, or None for auto
-    best_tag: str | None = None  # the policy the repaired wheel reaches
+    required_tag: str | None = None  # --plat, or None for auto
+    deserved_tag: str | None = None  # the most compatible tag the repaired wheel deserves
     platform_tags: list[str] = field(default_factory=list)  # in the output's file name
     grafted: list[GraftedLibrary] = field(default_factory=list)
     patched: list[PatchedFile] = field(default_factory=list)
     kept_external: dict[str, str] = field(default_factory=dict)  # soname -> why it was not grafted
     hidden: list[HiddenSymbols] | None = None  # --hide-symbols: per vendored library
     findings: list[Finding] = field(default_factory=list)  # the re-audit's, or why the target is out of reach
+    sbom: str | None = None  # the CycloneDX SBOM member the wheel carries (.dist-info/sboms/wheelcheck.cdx.json)
     copied_members: int = 0  # copied as compressed bytes
     written_members: int = 0  # deflated anew
-    message: str | None = None  # one line for failed/pure/error
+    message: str | None = None  # one line for failed/pure/copied/error
+
+    # The names of wheelcheck 0.x's Python API, kept for code that reads them
+    best_tag = property(lambda self: self.deserved_tag, lambda self, v: setattr(self, "deserved_tag", v))
+    target_tag = property(lambda self: self.required_tag, lambda self, v: setattr(self, "required_tag", v))
+
+    @property
+    def unchanged(self) -> bool:
+        """Repaired, but every member was copied as it was: the input needed nothing (an earlier repair's
+        output gives itself back)."""
+        return self.status == "repaired" and self.written_members == 0
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
+        out["unchanged"] = self.unchanged
         out["findings"] = [f.to_dict() for f in self.findings]
         return out
 
@@ -78,16 +95,17 @@ class RepairReport:
 
     @property
     def exit_code(self) -> int:
-        """0 every wheel repaired, 1 a wheel cannot meet its target (or is pure), 2 an error."""
+        """0 every wheel repaired (or copied), 1 a wheel cannot meet its target (or is pure), 2 an error."""
         if any(w.status == "error" for w in self.wheels):
             return 2
-        return 0 if all(w.status == "repaired" for w in self.wheels) else 1
+        return 0 if all(w.status in ("repaired", "copied") for w in self.wheels) else 1
 
     def to_dict(self) -> dict[str, Any]:
         from wheelcheck._version import __version__
 
         return {
-            "schema_version": SCHEMA_VERSION,
+            "schema_version": REPAIR_SCHEMA_VERSION,
+            "schema_minor": REPAIR_SCHEMA_MINOR,
             "tool": {"name": "wheelcheck", "version": __version__},
             "command": "repair",
             "wheels": [w.to_dict() for w in self.wheels],

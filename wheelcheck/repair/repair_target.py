@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from wheelcheck.wheel.wheel_model import LEGACY_ALIASES, WheelModel, split_platform
-from wheelcheck.errors import RepairError, UsageError
+from wheelcheck.wheel.wheel_model import WheelModel
+from wheelcheck.errors import RepairError
 from wheelcheck.host.host_library_search import Located
-from wheelcheck.policy.policy_model import LINUX, Policy
+from wheelcheck.policy.policy_model import Policy
 from wheelcheck.repair.graft_plan import RepairPlan
 from wheelcheck.audit.findings import WheelReport
 
-__all__ = ["Choice", "choose_plan", "requested_policy", "meets", "policy_of_tag"]
+__all__ = ["Choice", "choose_plan"]
 
 
 @dataclass(frozen=True)
@@ -28,40 +28,6 @@ class Choice:
     verdict: Policy  # what the planned wheel reaches
     report: WheelReport  # the judgement of the planned wheel
     model: WheelModel  # the planned wheel, as predicted
-
-
-def meets(policy: Policy, target: Policy) -> bool:
-    """Is ``policy`` at least as compatible as ``target``? (musl releases cannot be told apart.)"""
-    if policy.libc == target.libc == "musl":
-        return True
-    return policy.priority >= target.priority
-
-
-def requested_policy(plat: str | None, candidates: list[Policy], arch: str, libc: str) -> Policy | None:
-    """The policy ``--plat`` names (a tag, a policy name or an alias), None for ``auto``."""
-    if plat is None or plat == "auto":
-        return None
-    name = plat
-    split = split_platform(plat)
-    if split is not None:
-        name, plat_arch = split
-        if plat_arch != arch:
-            raise UsageError(plat, f"--plat is for {plat_arch}, but the wheel is {arch}")
-    found = policy_of_tag(name, candidates)
-    if found is None or found.is_linux:
-        known = ", ".join(p.name for p in candidates) or "none"
-        raise UsageError(plat, f"no {libc} policy for {arch} is named so (known: {known})")
-    return found
-
-
-def policy_of_tag(name: str, policies: list[Policy]) -> Policy | None:
-    """The policy a name, an alias or a tag (``manylinux_2_17_x86_64``) stands for; LINUX for ``linux``."""
-    split = split_platform(name)
-    name = split[0] if split else name
-    name = LEGACY_ALIASES.get(name, name)
-    if name == "linux":
-        return LINUX
-    return next((p for p in policies if name == p.name or name in p.aliases), None)
 
 
 def choose_plan(
@@ -80,7 +46,7 @@ def choose_plan(
     blocked: RepairPlan | None = None
     tried: set[frozenset[str]] = set()
     for policy in candidates:
-        if best is not None and best.verdict.priority >= policy.priority:
+        if best is not None and best.verdict.meets(policy):
             break
         plan = plan_for(policy)
         if plan.graft_key in tried:

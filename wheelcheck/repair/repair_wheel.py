@@ -1,60 +1,53 @@
-"""Repair one wheel, step by step: scan, look up on the host, plan, patch, re-audit, retag, write.
+"""Repair one wheel: source -> core -> destination, as pypa/installer installs one.
 
-Nothing is written unless every step succeeds and the re-audit of the new contents meets the target; the
-output appears atomically (see ``wheel.writer.atomic_output``). The input is only read.
+- source: the input wheel, opened once (``WheelReader``); it is scanned into a model, read for the members
+  the plan changes, and copied raw into the output. It is only read.
+- core: look up what the wheel needs on the host, plan (pure), apply the plan (patchelf, LIEF) to files in a
+  private work directory (the changed ELF files are never held whole in memory), retag. Each step returns
+  new values (``Changes``, a ``WheelModel``); nothing is changed in place.
+- destination: ``rebuild_wheel`` writes the output atomically (see ``wheel.wheel_writer.atomic_output``),
+  each member written anew with the RECORD row the writer computed from the bytes it wrote.
+
+A wheel is judged 1 + N times: once per distinct plan the target search tries (a prediction: no byte is
+changed) and once on the real bytes of the chosen plan, which decide. Nothing is written unless that last
+judgement meets the target.
 """
 
 from __future__ import annotations
 
-import os
+import shutil
 import tempfile
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 from packaging.utils import parse_wheel_filename
 
-from wheelcheck.wheel.wheel_model import WheelModel
-from wheelcheck.wheel.library_resolution import resolve
-from wheelcheck.audit.verdict import AuditOptions, judge, libc_of_elf
+from wheelcheck.audit.audit_options import AuditOptions
+from wheelcheck.audit.findings import WheelReport
+from wheelcheck.audit.verdict import assess, judge, libc_of_elf, wheel_platform
 from wheelcheck.data import system_drivers
 from wheelcheck.elf.elf_info import ElfInfo
-from wheelcheck.errors import OutputError, RepairError
+from wheelcheck.errors import BadElfError, OutputError, RepairError, UsageError
+from wheelcheck.host.host_library_search import Located, locate_libraries, typical_elf
 from wheelcheck.host.search_paths import host_search_path
-from wheelcheck.host.host_library_search import locate_libraries, typical_elf
-from wheelcheck.policy.policy_model import LINUX, Policy, PolicySet
+from wheelcheck.policy.policy_model import LINUX, Policy
 from wheelcheck.repair.graft_apply import apply_plan, repaired_model
-from wheelcheck.repair.hide_apply import hide_symbols
 from wheelcheck.repair.graft_plan import RepairPlan, make_plan, never_grafted
+from wheelcheck.repair.hide_apply import Hidden, hide_symbols
 from wheelcheck.repair.predict_model import predict
-from wheelcheck.repair.retag import added_platforms, removed_platforms, retag_filename, retag_wheel_text
-from wheelcheck.repair.repair_target import Choice, choose_plan, meets, policy_of_tag, requested_policy
-from wheelcheck.audit.findings import WheelReport
+from wheelcheck.repair.repair_options import RepairOptions
 from wheelcheck.repair.repair_outcome import GraftedLibrary, HiddenSymbols, PatchedFile, RepairOutcome
-from wheelcheck.wheel.scanner import Progress, scan_wheel
+from wheelcheck.repair.repair_target import Choice, choose_plan
+from wheelcheck.repair.retag import added_platforms, removed_platforms, retag_filename, retag_wheel_text
+from wheelcheck.wheel.library_resolution import resolve
+from wheelcheck.wheel.scanner import Progress, scan_reader
+from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.wheel.wheel_reader import WheelReader
-from wheelcheck.wheel.wheel_rebuild import rebuild_wheel, reproducible_date_time
+from wheelcheck.sbom.wheel_sbom import repaired_wheel_sbom, sbom_member
+from wheelcheck.wheel.wheel_rebuild import Changes, NewMember, RebuildStats, rebuild_wheel, reproducible_date_time
+from wheelcheck.wheel.wheel_writer import atomic_output
 
 __all__ = ["RepairOptions", "repair_wheel"]
-
-
-@dataclass(frozen=True)
-class RepairOptions:
-    policies: PolicySet
-    out_dir: Path
-    plat: str | None = None  # None or "auto": the best reachable policy
-    exclude: tuple[str, ...] = ()
-    lib_path: tuple[str, ...] = ()
-    level: int = 6  # deflate level of changed and new members
-    jobs: int | None = None
-    environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
-    hide_symbols: bool = False  # hide/rename the symbols of vendored libraries (repair/hide.py)
-    hide_extension_symbols: bool = False  # and hide extension modules' exports but PyInit_*
-    keep_symbols: tuple[str, ...] = ()  # globs of names never hidden or renamed
-    lib_sdir: str = ".libs"  # grafted libraries go to <dist><lib_sdir>/ (auditwheel's -L)
-    only_plat: bool = False  # tag with --plat only, even if the wheel reaches a better policy
-    strip: bool = False  # strip -s the grafted libraries and extension modules (auditwheel's --strip)
-    isa_check: bool = True  # False: do not judge the x86-64 ISA level (--disable-isa-ext-check)
 
 
 def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | None = None) -> RepairOutcome:
@@ -62,70 +55,74 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
 
     ``progress(done, total)`` follows the reading of the wheel's ELF members, the long part of a repair."""
     path = Path(path)
-    model = scan_wheel(path, jobs=options.jobs, progress=progress)
-    outcome = RepairOutcome(filename=model.filename, target_tag=None)
-    if not model.elves:
-        outcome.status, outcome.message = "pure", "no ELF file: nothing to repair, nothing written"
-        return outcome
-    audit_options = AuditOptions(options.policies, exclude=options.exclude, isa_check=options.isa_check)
-    before = judge(model, audit_options)
-    arch, libc = before.arch or "unknown", before.libc or "glibc"
-    outcome.arch, outcome.libc = arch, libc
-    candidates = [p for p in options.policies.for_platform(libc, arch) if not p.is_linux]
-    named = [p for p in options.policies if p.libc == libc and p.supports(arch) and not p.is_linux]
-    requested = requested_policy(options.plat, named, arch, libc)  # musllinux_1_1 too, though only 1_2 is judged
-    outcome.target_tag = requested.tag(arch) if requested else None
-    choice, located = _choose(model, options, audit_options, arch, libc, candidates, requested)
-    if choice is None or choice.verdict.is_linux or (requested is not None and not meets(choice.verdict, requested)):
-        return _unreachable(outcome, choice, requested, arch, candidates, options)
-    with WheelReader(path) as reader, tempfile.TemporaryDirectory(prefix="wheelcheck-repair-") as workdir:
-        strip = tuple(e.path for e in model.elves if e.is_extension) if options.strip else None
-        applied = apply_plan(choice.plan, reader, located, workdir, strip=strip)
-        if options.only_plat and requested is not None:
-            add = requested.tags(arch)  # auditwheel --only-plat: the asked tag, not a better one
-        else:
-            add = added_platforms(choice.verdict, requested, arch)
-        remove = removed_platforms(sorted({t.platform for t in model.tags}), arch, choice.verdict,
-                                   lambda name: policy_of_tag(name, candidates))
-        filename = retag_filename(model.filename, add, remove)
-        wheel_name = f"{reader.dist_info}/WHEEL"
-        wheel_text = reader.read_text(wheel_name)
-        new_wheel_text = retag_wheel_text(wheel_text, add, remove)
-        if new_wheel_text != wheel_text:
-            applied.replace[wheel_name] = new_wheel_text.encode("utf-8")
-        final = repaired_model(model, choice.plan, applied, filename, parse_wheel_filename(filename)[3])
-        hiding = None
-        if options.hide_symbols or options.hide_extension_symbols:
-            final, hiding = hide_symbols(final, applied, reader, workdir, keep_patterns=options.keep_symbols,
-                                         extensions=options.hide_extension_symbols, lib_sdir=options.lib_sdir)
-        after = judge(final, audit_options)
-        reached = policy_of_tag(after.best_tag or "linux", candidates)
-        if reached is None or not meets(reached, choice.verdict):
-            raise RepairError(str(path), f"the patched files reach {after.best_tag}, not the planned "
+    with WheelReader(path) as source, tempfile.TemporaryDirectory(prefix="wheelcheck-repair-") as workdir:
+        model = scan_reader(source, jobs=options.jobs, progress=progress)
+        outcome = RepairOutcome(filename=model.filename, required_tag=None)
+        if not model.elves:
+            return _pure(path, model, outcome, options)
+        audit_options = options.audit_options()
+        arch, libc = wheel_platform(model)
+        outcome.arch, outcome.libc = arch, libc
+        candidates = [p for p in options.policies.for_platform(libc, arch) if not p.is_linux]
+        try:  # the same resolution as audit --plat: musllinux_1_1 too, though only 1_2 is judged
+            requested = options.policies.resolve(options.plat, arch, libc)
+        except UsageError as exc:
+            raise UsageError(model.filename, f"{exc.path} {exc.problem}") from None
+        outcome.required_tag = requested.tag(arch) if requested else None
+        choice, located = _choose(model, options, audit_options, arch, libc, candidates, requested)
+        if choice is None or choice.verdict.is_linux or (requested is not None and not choice.verdict.meets(requested)):
+            return _unreachable(outcome, choice, requested, arch, candidates, audit_options)
+        add, remove = _retagging(model, options, choice.verdict, requested, arch, libc)
+        if not options.update_tags:  # auditwheel's --no-update-tags, as long as the claims stay true
+            unmet = sorted(remove - {f"linux_{arch}", "any"})
+            if unmet:
+                outcome.status = "failed"
+                outcome.message = (f"--no-update-tags keeps {', '.join(unmet)}, which the repaired wheel does not "
+                                   f"meet (it reaches {choice.verdict.tag(arch)}); nothing written")
+                _describe(outcome, choice.plan)
+                return outcome
+            add, remove = [], set()
+        try:  # an edit that fails (patchelf refusing a malformed member) names the wheel, then the member
+            changes = apply_plan(choice.plan, source, located, workdir, strip=_strip(model, options))
+            changes, filename = _retagged(source, model, changes, add, remove)
+            final = repaired_model(model, choice.plan, changes, filename, parse_wheel_filename(filename)[3])
+            hidden = None
+            if options.hiding:
+                hidden = hide_symbols(final, changes, source, workdir=workdir, keep_patterns=options.keep_symbols,
+                                      extensions=options.hide_extension_symbols, lib_sdir=options.lib_sdir)
+                changes, final = changes.with_data(hidden.changed), hidden.model
+        except (RepairError, BadElfError) as exc:
+            raise type(exc)(f"{model.filename}:{exc.path}", exc.problem) from None
+        judged = assess(final, audit_options)
+        after = judged.report
+        if judged.verdict is None or not judged.verdict.meets(choice.verdict):
+            raise RepairError(str(path), f"the patched files reach {after.deserved_tag}, not the planned "
                                          f"{choice.verdict.tag(arch)} (an ELF edit did not do what it should)")
-        out_path = _output_dir(Path(options.out_dir)) / filename
-        if out_path.exists() and out_path.resolve() == path.resolve():
-            raise OutputError(str(out_path), "the output would replace the input wheel; choose another -w directory")
-        try:
-            stats = rebuild_wheel(reader, out_path, replace=applied.replace, add=applied.add,
-                                  date_time=reproducible_date_time(reader, options.environ), level=options.level,
-                                  rehash={m for m, _ in model.record_problems})
-        except OSError as exc:
-            raise OutputError(str(out_path), f"cannot write the repaired wheel ({exc.strerror or exc})") from None
-    outcome.output = str(out_path)
-    outcome.best_tag = after.best_tag
-    outcome.platform_tags = filename[: -len(".whl")].rpartition("-")[2].split(".")
-    outcome.findings = list(after.findings)
-    outcome.copied_members, outcome.written_members = stats.copied, stats.written
-    _describe(outcome, choice.plan)
-    if hiding is not None:
-        outcome.hidden = [HiddenSymbols(h.path, h.exports, len(h.hidden), dict(h.renamed), dict(h.kept))
-                          for h in hiding.libraries]
-    return outcome
+        changes, sbom = _with_sbom(source, changes, final, choice.plan, options)
+        out_path = _output_dir(options.out_dir) / filename
+        stats = _write(source, out_path, changes, model, options)
+    repaired = _repaired(outcome, out_path, filename, after, stats, choice.plan, hidden)
+    repaired.sbom = sbom
+    return repaired
+
+
+# -- core
+
+
+def _retagging(model: WheelModel, options: RepairOptions, verdict: Policy, requested: Policy | None, arch: str,
+               libc: str) -> tuple[list[str], set[str]]:
+    """The platform tags to add and to remove (see repair/retag.py)."""
+    if options.only_plat and requested is not None:
+        add = requested.tags(arch)  # auditwheel --only-plat: the asked tag, not a better one
+    else:
+        add = added_platforms(verdict, requested, arch)
+    remove = removed_platforms(sorted({t.platform for t in model.tags}), arch, verdict,
+                               lambda name: options.policies.named(name, arch, libc))
+    return add, remove
 
 
 def _choose(model: WheelModel, options: RepairOptions, audit_options: AuditOptions, arch: str, libc: str,
-            candidates: list[Policy], requested: Policy | None):
+            candidates: list[Policy], requested: Policy | None) -> tuple[Choice | None, Located | None]:
     elves = [e for e in model.elves if e.arch == arch and libc_of_elf(e) in (None, libc)]
     if not elves or not candidates:
         return None, None  # an architecture no policy covers: nothing to aim at
@@ -136,7 +133,7 @@ def _choose(model: WheelModel, options: RepairOptions, audit_options: AuditOptio
     def skip(soname: str) -> bool:
         return soname in everywhere or never_grafted(soname, options.exclude, drivers) is not None
 
-    search = host_search_path(libc, arch, lib_path=options.lib_path, environ=options.environ)
+    search = host_search_path(libc, arch, lib_path=options.lib_path, environ=options.environ, ldpaths=options.ldpaths)
     located = locate_libraries(model, resolution, search, typical_elf(elves), skip=skip,
                                compatible=lambda info: _host_libc(info) in (None, libc))
 
@@ -146,8 +143,8 @@ def _choose(model: WheelModel, options: RepairOptions, audit_options: AuditOptio
 
     def verdict_of(plan: RepairPlan) -> tuple[Policy, WheelReport, WheelModel]:
         planned = predict(model, plan, located)
-        report = judge(planned, audit_options)
-        return policy_of_tag(report.best_tag or "linux", candidates) or LINUX, report, planned
+        judged = assess(planned, audit_options)
+        return judged.verdict or LINUX, judged.report, planned
 
     try:
         return choose_plan(candidates, requested, plan_for, verdict_of, located), located
@@ -155,27 +152,128 @@ def _choose(model: WheelModel, options: RepairOptions, audit_options: AuditOptio
         raise RepairError(f"{model.filename}:{exc.path}", exc.problem) from None
 
 
+def _pure(path: Path, model: WheelModel, outcome: RepairOutcome, options: RepairOptions) -> RepairOutcome:
+    """No ELF file. Like auditwheel: an error (exit 1), unless --allow-pure-python-wheel is given and the wheel
+    is tagged for any platform, when it is copied to the output unchanged (auditwheel#47, #438)."""
+    outcome.status, outcome.message = "pure", "no ELF file: nothing to repair, nothing written"
+    if not options.allow_pure:
+        return outcome
+    platforms = sorted({t.platform for t in model.tags})
+    if platforms != ["any"]:
+        outcome.message = (f"no ELF file, yet tagged {'.'.join(platforms)}: not copied (only a wheel tagged "
+                           "'any' is copied through with --allow-pure-python-wheel); nothing written")
+        return outcome
+    out_path = _output_dir(Path(options.out_dir)) / path.name
+    if not (out_path.exists() and out_path.resolve() == path.resolve()):
+        try:
+            with atomic_output(out_path) as out, path.open("rb") as src:
+                shutil.copyfileobj(src, out)
+        except OSError as exc:
+            raise OutputError(str(out_path), f"cannot write the wheel ({exc.strerror or exc})") from None
+    outcome.status, outcome.output = "copied", str(out_path)
+    outcome.message = "no ELF file: copied unchanged (--allow-pure-python-wheel)"
+    outcome.platform_tags = platforms
+    return outcome
+
+
 def _host_libc(info: ElfInfo) -> str | None:
     """The libc a host library links; a bare ``libc.so`` in DT_NEEDED is musl's (glibc's is libc.so.6)."""
     return libc_of_elf(info) or ("musl" if "libc.so" in info.needed else None)
 
 
+def _with_sbom(source: WheelReader, changes: Changes, final: WheelModel, plan: RepairPlan,
+               options: RepairOptions) -> tuple[Changes, str | None]:
+    """``changes`` with the repaired wheel's CycloneDX SBOM (PEP 770), and the member's name (or None).
+
+    Written when this repair grafts a library (auditwheel's occasion) or the wheel carries one to keep true;
+    a wheel that needs nothing grafted passes through unchanged."""
+    name = sbom_member(source.dist_info)
+    grafted = {g.member: g.source for g in plan.grafts if not g.in_wheel}
+    present = name in source.file_sizes()
+    if not grafted and not present:
+        return changes, None
+    document = repaired_wheel_sbom(final, grafted, source, options.environ)
+    if document is None:
+        return changes, name if present else None
+    if not present:
+        return Changes(changes.replace, {**changes.add, name: NewMember(document)}), name
+    if source.read(name) != document:
+        return changes.with_data({name: document}), name
+    return changes, name
+
+
+def _strip(model: WheelModel, options: RepairOptions) -> tuple[str, ...] | None:
+    """Members to strip besides the grafted libraries: the extension modules with --strip, else none at all."""
+    return tuple(e.path for e in model.elves if e.is_extension) if options.strip else None
+
+
+def _retagged(source: WheelReader, model: WheelModel, changes: Changes, add: list[str],
+              remove: set[str]) -> tuple[Changes, str]:
+    """``changes`` with the WHEEL file's tags made those the repaired wheel reaches, and its new file name."""
+    wheel_name = f"{source.dist_info}/WHEEL"
+    wheel_text = source.read_text(wheel_name)
+    new_wheel_text = retag_wheel_text(wheel_text, add, remove)
+    if new_wheel_text != wheel_text:
+        changes = changes.with_data({wheel_name: new_wheel_text.encode("utf-8")})
+    return changes, retag_filename(model.filename, add, remove)
+
+
 def _unreachable(outcome: RepairOutcome, choice: Choice | None, requested: Policy | None, arch: str,
-                 candidates: list[Policy], options: RepairOptions) -> RepairOutcome:
+                 candidates: list[Policy], audit_options: AuditOptions) -> RepairOutcome:
     outcome.status = "failed"
     if choice is None:
         outcome.message = f"no policy covers {arch}: nothing written"
         return outcome
-    outcome.best_tag = choice.report.best_tag
+    outcome.deserved_tag = choice.report.deserved_tag
     target = requested or candidates[-1]  # auto: not even the least compatible policy is reached
     wanted = requested.tag(arch) if requested else "any manylinux or musllinux tag"
-    outcome.message = f"cannot reach {wanted}: the repaired wheel would be {choice.report.best_tag}; nothing written"
+    outcome.message = f"cannot reach {wanted}: the repaired wheel would deserve {choice.report.deserved_tag}; nothing written"
     # judged against the target alone (claims in the file name left out): its errors are what stands in the way
-    against = judge(replace(choice.model, tags=frozenset()),
-                    AuditOptions(options.policies, plat=target.tag(arch), exclude=options.exclude,
-                                 isa_check=options.isa_check))
+    against = judge(replace(choice.model, tags=frozenset()), replace(audit_options, plat=target))
     outcome.findings = [f for f in against.findings if f.severity == "error"]
     _describe(outcome, choice.plan)
+    return outcome
+
+
+# -- destination
+
+
+def _write(source: WheelReader, out_path: Path, changes: Changes, model: WheelModel,
+           options: RepairOptions) -> RebuildStats:
+    if out_path.exists() and out_path.resolve() == source.path.resolve():
+        raise OutputError(str(out_path), "the output would replace the input wheel; choose another -w directory")
+    try:
+        return rebuild_wheel(source, out_path, replace=changes.replace, add=changes.add,
+                             date_time=reproducible_date_time(source, options.environ), level=options.level,
+                             rehash={m for m, _ in model.record_problems})
+    except OSError as exc:
+        raise OutputError(str(out_path), f"cannot write the repaired wheel ({exc.strerror or exc})") from None
+
+
+def _output_dir(out_dir: Path) -> Path:
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(str(out_dir), f"cannot create the output directory ({exc.strerror or exc})") from None
+    if not out_dir.is_dir():
+        raise OutputError(str(out_dir), "is not a directory")
+    return out_dir
+
+
+# -- the outcome
+
+
+def _repaired(outcome: RepairOutcome, out_path: Path, filename: str, after: WheelReport, stats: RebuildStats,
+              plan: RepairPlan, hidden: Hidden | None) -> RepairOutcome:
+    outcome.output = str(out_path)
+    outcome.deserved_tag = after.deserved_tag
+    outcome.platform_tags = filename[: -len(".whl")].rpartition("-")[2].split(".")
+    outcome.findings = list(after.findings)
+    outcome.copied_members, outcome.written_members = stats.copied, stats.written
+    _describe(outcome, plan)
+    if hidden is not None:
+        outcome.hidden = [HiddenSymbols(h.path, h.exports, len(h.hidden), dict(h.renamed), dict(h.kept))
+                          for h in hidden.plan.libraries]
     return outcome
 
 
@@ -187,13 +285,3 @@ def _describe(outcome: RepairOutcome, plan: RepairPlan) -> None:
         rpath_before=list(e.rpath_before), rpath_after=None if e.patch.rpath is None else list(e.patch.rpath),
         dropped_rpath=list(e.dropped_rpath), moved_to=e.moved_to) for e in plan.edits]
     outcome.kept_external = dict(plan.kept)
-
-
-def _output_dir(out_dir: Path) -> Path:
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OutputError(str(out_dir), f"cannot create the output directory ({exc.strerror or exc})") from None
-    if not out_dir.is_dir():
-        raise OutputError(str(out_dir), "is not a directory")
-    return out_dir

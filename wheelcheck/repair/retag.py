@@ -31,15 +31,9 @@ def removed_platforms(current: list[str], arch: str, verdict: Policy, policy_of)
         if split is None or split[1] != arch:
             continue
         policy = policy_of(split[0])
-        if policy is not None and not policy.is_linux and _unmet(verdict, policy):
+        if policy is not None and not policy.is_linux and not verdict.meets(policy):
             removed.add(platform)
     return removed
-
-
-def _unmet(verdict: Policy, claimed: Policy) -> bool:
-    if verdict.libc == claimed.libc == "musl":
-        return False
-    return verdict.priority < claimed.priority
 
 
 def retag_filename(filename: str, add: list[str], remove: set[str]) -> str:

@@ -1,18 +1,16 @@
-"""JSON rendering; the schema it follows is audit-schema.json beside this file."""
+"""`wheelcheck audit --format json`: the report as JSON, following audit-schema.json beside this file."""
 
 from __future__ import annotations
 
-import json
-from importlib import resources
-
 from wheelcheck.audit.findings import AuditReport
+from wheelcheck.report.json_document import as_json, load_schema
 
-__all__ = ["render_json", "audit_schema"]
+__all__ = ["render_audit_json", "audit_schema"]
 
 
-def render_json(report: AuditReport) -> str:
-    return json.dumps(report.to_dict(), indent=2, sort_keys=False) + "\n"
+def render_audit_json(report: AuditReport) -> str:
+    return as_json(report)
 
 
 def audit_schema() -> dict:
-    return json.loads(resources.files("wheelcheck.report").joinpath("audit-schema.json").read_text("utf-8"))
+    return load_schema("audit")

@@ -1,23 +1,33 @@
-"""Markdown rendering: the summary a CI job shows (GitHub's step summary, a merge-request note)."""
+"""Markdown rendering: the summary a CI job shows (GitHub's step summary, a merge-request note).
+
+A table of every wheel (result, the tag it deserves, the tag it was required to meet, counts), then per
+wheel its findings grouped by cause as in the text report: one row per group, errors first.
+"""
 
 from __future__ import annotations
 
+from wheelcheck.audit.finding_groups import FindingGroup, summarize
 from wheelcheck.audit.findings import AuditReport, WheelReport
+from wheelcheck.report.finding_lines import describe_files
 
-__all__ = ["render_markdown"]
+__all__ = ["render_audit_markdown"]
 
 _ICON = {True: "✅", False: "❌"}
+_FILES_LISTED = 10
 
 
-def render_markdown(report: AuditReport) -> str:
-    lines = ["## wheelcheck audit", "", "| wheel | result | best tag | must meet |", "|---|---|---|---|"]
+def render_audit_markdown(report: AuditReport) -> str:
+    lines = ["## wheelcheck audit", "",
+             "| wheel | result | deserves | required | errors | warnings | infos |", "|---|---|---|---|--:|--:|--:|"]
     for w in report.wheels:
         if w.error is not None:
-            lines.append(f"| `{w.filename}` | ❌ bad input | | |")
+            lines.append(f"| `{w.filename}` | ❌ bad input | | | | | |")
             continue
-        best = "pure" if w.pure else f"`{w.best_tag}`"
-        target = f"`{w.target_tag}`" if w.target_tag else ""
-        lines.append(f"| `{w.filename}` | {_ICON[w.passed]} {'pass' if w.passed else 'fail'} | {best} | {target} |")
+        deserved = "pure" if w.pure else f"`{w.deserved_tag}`"
+        required = f"`{w.required_tag}`" if w.required_tag else ""
+        counts = summarize(w).severities
+        lines.append(f"| `{w.filename}` | {_ICON[w.passed]} {'pass' if w.passed else 'fail'} | {deserved} | "
+                     f"{required} | {counts['error']} | {counts['warning']} | {counts['info']} |")
     for w in report.wheels:
         lines.extend(_wheel_section(w, report.fail_on == "info"))
     return "\n".join(lines) + "\n"
@@ -26,13 +36,26 @@ def render_markdown(report: AuditReport) -> str:
 def _wheel_section(w: WheelReport, with_info: bool) -> list[str]:
     if w.error is not None:
         return ["", f"### `{w.filename}`", "", f"Error: {_escape(w.error)}"]
-    shown = [f for f in w.findings if with_info or f.severity != "info"]
+    shown = [g for g in w.groups() if with_info or g.severity != "info"]
     if not shown:
         return []
-    out = ["", f"### `{w.filename}`", "", "| severity | rule | file | finding | hint |", "|---|---|---|---|---|"]
-    for f in shown:
-        out.append(f"| {f.severity} | `{f.rule}` | `{f.file or '(wheel)'}` | {_escape(f.message)} | {_escape(f.hint)} |")
+    out = ["", f"### `{w.filename}`", "", "| severity | rule | files | finding | why | fix |", "|---|---|---|---|---|---|"]
+    out += [f"| {g.severity} | `{g.rule}` | {_files(g)} | {_escape(g.headline)} | {_prose(g.explanation)} | "
+            f"{_escape(g.hint)} |" for g in shown]
     return out
+
+
+def _files(group: FindingGroup) -> str:
+    if len(group.files) == 1:
+        return f"`{group.files[0]}`" if group.files[0] else "(the wheel)"
+    listed = ", ".join(f"`{f}`" for f in group.files[:_FILES_LISTED])
+    more = len(group.files) - _FILES_LISTED
+    return f"{_escape(describe_files(group.files))}: {listed}" + (f" and {more} more" if more > 0 else "")
+
+
+def _prose(text: str) -> str:
+    """An explanation quotes messages with a lone backquote (`GLIBC_2.29'): not the start of code."""
+    return _escape(text).replace("`", "\\`")
 
 
 def _escape(text: str) -> str:

@@ -11,8 +11,9 @@ in the repository or generated during a build" and ignores logical locations, so
   workflow's checkout is; otherwise an absolute ``file:`` URI), with no region: the whole file;
 - the member is a ``logicalLocation`` (kind ``module``, its path inside the wheel as the fully qualified
   name) and is also the start of the message text, so GitHub's alert shows it;
-- ``partialFingerprints`` hash the project name (not its version), member, rule and message, so an alert
-  stays the same alert when the next release's wheel has the same problem.
+- ``partialFingerprints`` hash the project name (not its version), member, rule and the finding's cause
+  (what it shares with the same problem in other files: no counts, no symbol lists), so an alert stays the
+  same alert when the next release's wheel has the same problem.
 
 A ``wheel!/member`` URI (the jar-URL style) was rejected: GitHub would show it as a path it cannot resolve,
 and it is no more useful to other viewers than the logical location.
@@ -28,14 +29,14 @@ from urllib.parse import quote
 from wheelcheck.data import load_table
 from wheelcheck.audit.findings import AuditReport, Finding, WheelReport
 
-__all__ = ["render_sarif", "sarif_log", "SARIF_SCHEMA_URI", "FINGERPRINT_KEY"]
+__all__ = ["render_audit_sarif", "sarif_log", "SARIF_SCHEMA_URI", "FINGERPRINT_KEY"]
 
 SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-FINGERPRINT_KEY = "wheelcheckFinding/v1"  # bump the suffix only if the hashed parts change
+FINGERPRINT_KEY = "wheelcheckFinding/v2"  # bump the suffix only if the hashed parts change (v1: the message)
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
 
-def render_sarif(report: AuditReport, *, base: Path | None = None) -> str:
+def render_audit_sarif(report: AuditReport, *, base: Path | None = None) -> str:
     return json.dumps(sarif_log(report, base=base), indent=2) + "\n"
 
 
@@ -80,6 +81,8 @@ def _rule(rule: dict) -> dict:
 def _result(wheel: WheelReport, finding: Finding, index: dict[str, int], base: Path | None) -> dict:
     member = finding.file
     text = f"{wheel.filename}: {member}: {finding.message}" if member else f"{wheel.filename}: {finding.message}"
+    if finding.explanation:
+        text += f". Why: {finding.explanation.rstrip('.')}"
     if finding.hint:
         text += f". Fix: {finding.hint}"
     location: dict = {"physicalLocation": {"artifactLocation": {"uri": _uri(wheel, base)}}}
@@ -92,7 +95,8 @@ def _result(wheel: WheelReport, finding: Finding, index: dict[str, int], base: P
         "message": {"text": text},
         "locations": [location],
         "partialFingerprints": {FINGERPRINT_KEY: _fingerprint(wheel, finding)},
-        "properties": {"wheel": wheel.filename, "member": member, "hint": finding.hint,
+        "properties": {"wheel": wheel.filename, "member": member, "cause": finding.cause,
+                       "explanation": finding.explanation, "hint": finding.hint,
                        "symbols": list(finding.symbols), "limit": finding.limit},
     }
     if finding.rule in index:
@@ -113,7 +117,7 @@ def _uri(wheel: WheelReport, base: Path | None) -> str:
 def _fingerprint(wheel: WheelReport, finding: Finding) -> str:
     project = wheel.filename.split("-", 1)[0]
     digest = hashlib.sha256()
-    for part in (project, finding.file or "", finding.rule, finding.message):
+    for part in (project, finding.file or "", finding.rule, finding.cause):
         digest.update(part.encode("utf-8") + b"\0")
     return digest.hexdigest()
 
@@ -121,8 +125,8 @@ def _fingerprint(wheel: WheelReport, finding: Finding) -> str:
 def _wheel_summary(wheel: WheelReport) -> dict:
     if wheel.error is not None:
         return {"filename": wheel.filename, "error": wheel.error}
-    return {"filename": wheel.filename, "passed": wheel.passed, "best_tag": wheel.best_tag,
-            "target_tag": wheel.target_tag}
+    return {"filename": wheel.filename, "passed": wheel.passed, "claimed_tags": wheel.claimed_tags,
+            "deserved_tag": wheel.deserved_tag, "required_tag": wheel.required_tag}
 
 
 def _first_sentence(text: str) -> str:

@@ -1,70 +1,111 @@
-"""Plain-text rendering: a verdict line per wheel, then its findings grouped by file.
+"""Plain-text rendering of an audit: for each wheel its verdict, the findings grouped by cause (errors
+first, then what affects the most files), and a summary; with several wheels, one table for all.
 
-Returns (text, style) lines; the CLI decides whether styles become colour (only on a terminal).
+A wheel that could not be read is left to the CLI's one line on stderr (an error is printed once); the
+table still counts it. -q: the verdict lines only. -v: every file of every group, and info findings.
+-vv: per-file details and every symbol.
 """
 
 from __future__ import annotations
 
-from itertools import groupby
+from wheelcheck.audit.finding_groups import summarize
+from wheelcheck.audit.findings import AuditReport, WheelReport
+from wheelcheck.report.finding_lines import group_lines
+from wheelcheck.report.text_lines import Line, plural
 
-from wheelcheck.audit.findings import AuditReport, Finding, WheelReport
-
-__all__ = ["render_text"]
-
-Line = tuple[str, str]
-_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
+__all__ = ["render_audit_text", "verdict_words"]
 
 
-def render_text(report: AuditReport, *, verbosity: int = 0) -> list[Line]:
+def render_audit_text(report: AuditReport, *, verbosity: int = 0) -> list[Line]:
     lines: list[Line] = []
     for wheel in report.wheels:
-        lines.append(_verdict_line(wheel))
-        if verbosity < 0 or wheel.error is not None:
+        if wheel.error is not None:
             continue
-        shown = [f for f in wheel.findings if verbosity > 0 or f.severity != "info" or report.fail_on == "info"]
-        for file, group in groupby(shown, key=lambda f: f.file or ""):
-            lines.append((f"  {file or '(wheel)'}", "bold"))
-            for finding in group:
-                lines.extend(_finding_lines(finding, verbosity))
-        if verbosity > 1:
-            lines.extend(_details(wheel))
+        lines.append(Line(f"{wheel.filename}: {verdict_words(wheel, report.fail_on)}",
+                          "green" if wheel.passed else "bold red"))
+        if verbosity >= 0 and not (wheel.pure and not wheel.findings):
+            lines += _wheel_body(wheel, verbosity, report.fail_on)
+    if len(report.wheels) > 1 and verbosity >= 0:
+        lines += _table(report)
     return lines
 
 
-def _verdict_line(wheel: WheelReport) -> Line:
-    if wheel.error is not None:
-        return (f"{wheel.filename}: ERROR {wheel.error}", "bold red")
-    if wheel.pure:
-        return (f"{wheel.filename}: PASS pure wheel (no ELF files)", "green")
+def verdict_words(wheel: WheelReport, fail_on: str = "error") -> str:
+    """'FAIL deserves linux_x86_64, required manylinux_2_28_x86_64': PASS or FAIL, the tag the wheel
+    deserves (and its aliases), and the tag it was required to meet (its best claim, or --plat)."""
     status = "PASS" if wheel.passed else "FAIL"
-    target = f", needs {wheel.target_tag}" if wheel.target_tag else ""
-    tags = ".".join(wheel.best_tags) if wheel.best_tags else wheel.best_tag
-    return (f"{wheel.filename}: {status} best tag {tags}{target}", "green" if wheel.passed else "bold red")
+    if not wheel.passed and not any(f.severity == "error" for f in wheel.findings):
+        status += f" (--fail-on {fail_on})"
+    if wheel.pure:
+        return f"{status} pure wheel (no ELF file: any platform tag fits)"
+    deserved = ".".join(wheel.deserved_tags) or wheel.deserved_tag
+    return f"{status} deserves {deserved}" + (f", required {wheel.required_tag}" if wheel.required_tag else "")
 
 
-def _finding_lines(finding: Finding, verbosity: int) -> list[Line]:
-    out = [(f"    {finding.severity} {finding.rule}: {finding.message}", _STYLE[finding.severity])]
-    if finding.hint and finding.severity != "info":
-        out.append((f"      hint: {finding.hint}", "dim"))
-    if verbosity > 0 and len(finding.symbols) > 6:
-        out.append((f"      symbols: {', '.join(finding.symbols)}", "dim"))
+def _wheel_body(wheel: WheelReport, verbosity: int, fail_on: str) -> list[Line]:
+    with_info = verbosity > 0 or fail_on == "info"
+    groups = [g for g in wheel.groups() if with_info or g.severity != "info"]
+    explained: set[tuple] = set()
+    out = [line for group in groups for line in group_lines(group, verbosity, explained)]
+    out += _summary(wheel, with_info)
+    if verbosity > 1:
+        out += _details(wheel)
+    return out
+
+
+def _summary(wheel: WheelReport, with_info: bool) -> list[Line]:
+    s = summarize(wheel)
+    counts = [plural(n, sev) for sev, n in s.severities.items() if n]
+    hidden = s.severities["info"] if not with_info else 0
+    head = (", ".join(counts) or "no findings") + (" (shown with -v)" if hidden else "")
+    if s.groups and s.groups < sum(s.severities.values()):
+        head += f" in {plural(s.groups, 'group')}"
+    time = f" in {s.seconds:.2f} s" if s.seconds is not None else ""
+    out = [Line(f"  summary: {head}; {plural(s.elf_files, 'ELF file')} audited{time}", "bold")]
+    if s.rules:
+        out.append(Line("  by rule: " + ", ".join(f"{rule} {n:,}" for rule, n in s.rules.items()), "dim"))
+    leaked = ", ".join(f"{name} ({plural(e['symbols'], 'symbol')} in {plural(e['files'], 'file')})"
+                       for name, e in s.leaked.items())
+    if s.elf_files:
+        out.append(Line(f"  exposure: {plural(s.exported_symbols, 'exported symbol')}; leaked library families: "
+                        f"{leaked or 'none'}", "dim"))
+    return out
+
+
+def _table(report: AuditReport) -> list[Line]:
+    rows = [("wheel", "result", "deserves", "errors", "warnings", "infos", "seconds")]
+    for w in report.wheels:
+        if w.error is not None:
+            rows.append((w.filename, "ERROR", "", "", "", "", ""))
+            continue
+        s = summarize(w)
+        rows.append((w.filename, "PASS" if w.passed else "FAIL", "pure" if w.pure else w.deserved_tag or "",
+                     *(f"{s.severities[k]:,}" for k in ("error", "warning", "info")),
+                     f"{s.seconds:.1f}" if s.seconds is not None else ""))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    out = [Line(f"summary of {plural(len(report.wheels), 'wheel')}:", "bold")]
+    for n, row in enumerate(rows):
+        cells = [c.ljust(w) if i < 3 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        out.append(Line("  " + "  ".join(cells).rstrip(), "bold" if n == 0 else ""))
     return out
 
 
 def _details(wheel: WheelReport) -> list[Line]:
-    out: list[Line] = [(f"  arch {wheel.arch}, libc {wheel.libc}; claimed: {', '.join(wheel.claimed_tags)}", "dim")]
+    out = [Line(f"  arch {wheel.arch}, libc {wheel.libc}; claims: {', '.join(wheel.claimed_tags) or 'no tag'}",
+                "dim")]
     for lib, versions in wheel.versioned_symbols.items():
-        out.append((f"  {lib}: {', '.join(versions)}", "dim"))
+        out.append(Line(f"  {lib}: {', '.join(versions)}", "dim"))
     if wheel.external_libs:
-        out.append((f"  external libraries: {', '.join(wheel.external_libs)}", "dim"))
+        out.append(Line(f"  external libraries: {', '.join(wheel.external_libs)}", "dim"))
     if wheel.cxx_abi:
-        out.append((f"  C++ string ABI: {wheel.cxx_abi}", "dim"))
+        out.append(Line(f"  C++ string ABI: {wheel.cxx_abi}", "dim"))
     for f in wheel.files:
         kind = "extension" if f.is_extension else "library"
         abi = f", C++ ABI {f.cxx_abi['abi']}" if f.cxx_abi and f.cxx_abi["abi"] != "none" else ""
         families = ", ".join(f"{k} {v}" for k, v in ((f.exposure or {}).get("families") or {}).items())
         loads = ", ".join(f"{r['soname']} ({r['status']})" for r in f.runtime_libraries)
-        out.append((f"  {f.path}: {kind}, {f.exported_symbols} exported symbols"
-                    + (f" ({families})" if families else "") + abi
-                    + f", needs {', '.join(f.needed) or 'nothing'}" + (f", may load {loads}" if loads else ""), "dim"))
+        out.append(Line(f"  {f.path}: {kind}, {f.exported_symbols} exported symbols"
+                        + (f" ({families})" if families else "") + abi
+                        + f", needs {', '.join(f.needed) or 'nothing'}" + (f", may load {loads}" if loads else ""),
+                        "dim"))
     return out

@@ -1,18 +1,16 @@
-"""JSON rendering of a repair; the schema it follows is repair-schema.json beside this file."""
+"""`wheelcheck repair --format json`: the report as JSON, following repair-schema.json beside this file."""
 
 from __future__ import annotations
 
-import json
-from importlib import resources
-
 from wheelcheck.repair.repair_outcome import RepairReport
+from wheelcheck.report.json_document import as_json, load_schema
 
 __all__ = ["render_repair_json", "repair_schema"]
 
 
 def render_repair_json(report: RepairReport) -> str:
-    return json.dumps(report.to_dict(), indent=2) + "\n"
+    return as_json(report)
 
 
 def repair_schema() -> dict:
-    return json.loads(resources.files("wheelcheck.report").joinpath("repair-schema.json").read_text("utf-8"))
+    return load_schema("repair")

@@ -13,6 +13,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from fnmatch import fnmatch
 
+from wheelcheck.symbols.mangling import source_name_length
 from wheelcheck.data import load_table
 
 __all__ = ["Family", "families", "count_prefix", "count_family", "family_examples", "group_counts", "cxx_lead_ins",
@@ -121,7 +122,7 @@ def _has_prefix(name: str, prefixes: tuple[str, ...]) -> bool:
     return name.startswith(prefixes)
 
 
-_CXX_GROUP = re.compile(r"_Z(?:N[KVRO]*|T[VISTh]N?|GVN|ZN[KVRO]*)?(St|(\d+))")
+_CXX_GROUP = re.compile(r"_Z(?:N[KVRO]*|T[VISTh]N?|GVN|ZN[KVRO]*)?(St|([0-9]+))")
 _C_GROUP = re.compile(r"_*[A-Za-z0-9]+?(?:_|(?<=[A-Z]{2})(?=[A-Z][a-z])|$)")
 
 
@@ -131,7 +132,7 @@ def _group_key(name: str) -> tuple[str, str]:
     if m:
         if m.group(1) == "St":
             return m.group(0), "std::"
-        length = int(m.group(2))
+        length = source_name_length(m.group(2))
         end = m.end()
         if length and end + length <= len(name):
             return name[:end + length], name[end:end + length] + "::"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["has_new_abi", "has_old_abi", "abi_neutral", "lead", "short_name", "OLD_HINT"]
+__all__ = ["has_new_abi", "has_old_abi", "abi_neutral", "lead", "short_name", "source_name_length", "OLD_HINT"]
 
 # Types that became std::__cxx11::X with _GLIBCXX_USE_CXX11_ABI=1; in the old ABI they are std::X.
 _OLD_STD_TYPES = frozenset({"list", "_List_base", "basic_stringbuf", "basic_istringstream", "basic_ostringstream",
@@ -20,7 +20,19 @@ _NEW_STRING = "NSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"
 _NEW_WSTRING = "NSt7__cxx1112basic_stringIwSt11char_traitsIwESaIwEEE"
 _OLD_WSTRING = "SbIwSt11char_traitsIwESaIwEE"
 _SUBSTITUTION = re.compile(r"S(?:[0-9A-Z]*_|s)")
-_DIGITS = re.compile(r"\d+")
+# ASCII only: str.isdigit() and \d accept "²" and "٣", which mangling never uses
+_DIGITS = re.compile(r"[0-9]+")
+_ASCII_DIGITS = frozenset("0123456789")
+_MAX_LENGTH_DIGITS = 9  # no real name is a billion characters long; int() of 4,301 digits raises
+
+
+def source_name_length(digits: str) -> int:
+    """The length a <source-name> prefix claims; longer than any name when it has absurdly many digits."""
+    return int(digits) if len(digits) <= _MAX_LENGTH_DIGITS else 10 ** _MAX_LENGTH_DIGITS
+
+
+def _is_digit(c: str) -> bool:
+    return c in _ASCII_DIGITS  # False for "" (past the end)
 
 
 def has_new_abi(name: str) -> bool:
@@ -33,9 +45,9 @@ def _tokens(name: str):
     i, n = 2, len(name)
     while i < n:
         c = name[i]
-        if c.isdigit():
+        if _is_digit(c):
             m = _DIGITS.match(name, i)
-            length = int(m.group())
+            length = source_name_length(m.group())
             yield "name", name[m.end():m.end() + length]
             i = m.end() + length
         elif c == "S":
@@ -46,10 +58,10 @@ def _tokens(name: str):
             else:  # substitution S_ / S<seq-id>_
                 end = name.find("_", i)
                 i = end + 1 if end > 0 else n
-        elif c == "T" and (name[i + 1:i + 2] == "_" or name[i + 1:i + 2].isdigit()):
+        elif c == "T" and (name[i + 1:i + 2] == "_" or _is_digit(name[i + 1:i + 2])):
             end = name.find("_", i)
             i = end + 1 if end > 0 else n
-        elif c in "CD" and name[i + 1:i + 2].isdigit():  # constructor / destructor
+        elif c in "CD" and _is_digit(name[i + 1:i + 2]):  # constructor / destructor
             i += 2
         elif c == "A" or (c == "D" and name[i + 1:i + 2] == "v"):  # array A10_, vector Dv4_
             end = name.find("_", i)
@@ -57,7 +69,7 @@ def _tokens(name: str):
         elif c == "L" and name[i + 1:i + 2].islower():  # literal L<type><value>E
             end = name.find("E", i)
             i = end + 1 if end > 0 else n
-        elif c == "_" and name[i + 1:i + 2].isdigit():  # discriminator _<digit>
+        elif c == "_" and _is_digit(name[i + 1:i + 2]):  # discriminator _<digit>
             i += 2
         elif c == "B":  # ABI tag B<source-name>
             yield "tag", ""
@@ -93,7 +105,7 @@ def abi_neutral(name: str) -> str:
     return _SUBSTITUTION.sub("S*", s)
 
 
-_LEAD = re.compile(r"_Z(?:N[KVRO]*)?(\d+)")
+_LEAD = re.compile(r"_Z(?:N[KVRO]*)?([0-9]+)")
 
 
 def lead(name: str) -> str | None:
@@ -101,7 +113,7 @@ def lead(name: str) -> str | None:
     m = _LEAD.match(name)
     if not m:
         return None
-    end = m.end() + int(m.group(1))
+    end = m.end() + source_name_length(m.group(1))
     return name[:end] if end <= len(name) else None
 
 
@@ -120,9 +132,9 @@ def short_name(name: str) -> str:
             parts.append("std")
             i += 2
             continue
-        if c.isdigit():
+        if _is_digit(c):
             m = _DIGITS.match(name, i)
-            end = m.end() + int(m.group())
+            end = m.end() + source_name_length(m.group())
             if end > len(name):
                 return name
             parts.append(name[m.end():end])
@@ -134,14 +146,14 @@ def short_name(name: str) -> str:
             m = _DIGITS.match(name, i + 1)
             if not m:
                 return name
-            i = m.end() + int(m.group())
+            i = m.end() + source_name_length(m.group())
             continue
-        elif c in "CD" and name[i + 1:i + 2].isdigit() and parts:
+        elif c in "CD" and _is_digit(name[i + 1:i + 2]) and parts:
             parts.append(("~" if c == "D" else "") + parts[-1].split("<", 1)[0])
             i += 2
         else:
             break
-        if not nested and c.isdigit():
+        if not nested and _is_digit(c):
             if name[i:i + 1] == "I":
                 i = _skip_balanced(name, i)
                 parts[-1] += "<…>"
@@ -154,16 +166,16 @@ def _skip_balanced(name: str, i: int) -> int:
     depth = 0
     while i < len(name):
         c = name[i]
-        if c.isdigit():
+        if _is_digit(c):
             m = _DIGITS.match(name, i)
-            i = m.end() + int(m.group())
+            i = m.end() + source_name_length(m.group())
             continue
         if c == "S" or c == "T":
             nxt = name[i + 1:i + 2]
             if c == "S" and nxt.islower():
                 i += 2
                 continue
-            if nxt == "_" or nxt.isdigit() or nxt.isupper():
+            if nxt == "_" or _is_digit(nxt) or nxt.isupper():
                 end = name.find("_", i)
                 i = end + 1 if end > 0 else len(name)
                 continue

@@ -7,7 +7,7 @@ import struct
 __all__ = [
     "LOCAL", "CENTRAL", "EOCD", "EOCD64", "EOCD64_LOCATOR", "ZIP64_LIMIT", "ZIP64_COUNT_LIMIT",
     "ZIP64_EXTRA_ID", "FLAG_ENCRYPTED", "FLAG_DATA_DESCRIPTOR", "FLAG_UTF8",
-    "dos_date_time", "strip_extra", "zip64_extra",
+    "dos_date_time", "strip_extra", "zip64_extra", "lzma_dictionary_size",
 ]
 
 LOCAL = struct.Struct("<IHHHHHIIIHH")  # signature .. extra length (30 bytes)
@@ -51,3 +51,18 @@ def strip_extra(extra: bytes, header_id: int = ZIP64_EXTRA_ID) -> bytes:
 def zip64_extra(*values: int) -> bytes:
     """A zip64 extended-information block holding ``values`` (sizes, then the offset) in order."""
     return struct.pack(f"<HH{len(values)}Q", ZIP64_EXTRA_ID, 8 * len(values), *values)
+
+
+def lzma_dictionary_size(f, header_offset: int) -> int | None:
+    """The dictionary size an LZMA member's properties claim (the decoder allocates it up front), or
+    None when the header cannot be read (zipfile then reports the damage itself)."""
+    f.seek(header_offset)
+    head = f.read(LOCAL.size)
+    if len(head) < LOCAL.size:
+        return None
+    name_length, extra_length = struct.unpack_from("<HH", head, 26)
+    f.seek(header_offset + LOCAL.size + name_length + extra_length)
+    props = f.read(9)  # version (2 bytes), properties size (2), then lc/lp/pb (1) and the dictionary size (4)
+    if len(props) < 9:
+        return None
+    return struct.unpack_from("<I", props, 5)[0]

@@ -110,7 +110,7 @@ def _expand(model: WheelModel, member: str, entry: str) -> str | None:
     if not _ORIGIN.search(entry):
         return None
     origin = posixpath.dirname(model.install_path(member))
-    expanded = posixpath.normpath(_ORIGIN.sub(origin, entry))
+    expanded = posixpath.normpath(_ORIGIN.sub(lambda _: origin, entry))  # a function: "\\" in a name is no escape
     return _SITE.sub("/sp", expanded)
 
 

@@ -14,6 +14,7 @@ and on the data: the declared size (never more, never fewer bytes) and the CRC (
 from __future__ import annotations
 
 import bisect
+import lzma
 import os
 import threading
 import zipfile
@@ -23,7 +24,7 @@ from collections.abc import Iterator
 from wheelcheck.errors import BadWheelError
 from wheelcheck.wheel import _zipformat as zf
 
-__all__ = ["MemberStream", "CHUNK"]
+__all__ = ["MemberStream", "CHUNK", "MEMBER_ERRORS"]
 
 CHUNK = 1 << 20  # most bytes one piece holds: the unit of memory per stream
 _READ = 1 << 16  # compressed bytes read at a time (64 KiB in: inflate's buffers stay small and warm)
@@ -31,6 +32,10 @@ _MIN_CHECKPOINT_GAP = 8 << 20
 _MAX_CHECKPOINTS = 256  # the gap grows on huge members: at most ~12 MB of saved states (twice that with rereads)
 _REREAD_GAP = 1 << 20  # checkpoints left by a reread, this far apart
 _FLAG_PATCHED, _FLAG_STRONG = 0x20, 0x40
+# What zipfile raises on a corrupt, truncated or unsupported member (a seek past 2**63, a name flagged
+# UTF-8 that is not, an unknown compression method, bad LZMA or bzip2 data)
+MEMBER_ERRORS = (zipfile.BadZipFile, zlib.error, lzma.LZMAError, EOFError, NotImplementedError, OSError,
+                 ValueError, OverflowError, RuntimeError)
 
 
 class MemberStream:
@@ -71,7 +76,7 @@ class MemberStream:
     def check_crc(self, crc: int) -> None:
         """Raise BadWheelError unless ``crc`` (of every byte streamed) is the one the zip records."""
         if crc != self._info.CRC:
-            raise BadWheelError(self.path, f"cannot read member {self.name} (truncated or corrupt: "
+            raise BadWheelError(self.path, f"cannot read member {self.name!r} (truncated or corrupt: "
                                            f"Bad CRC-32 for file {self.name!r})")
 
     def head(self, size: int) -> bytes:
@@ -184,7 +189,7 @@ class MemberStream:
                     if not piece:
                         return
                     yield piece
-        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, OSError) as exc:
+        except MEMBER_ERRORS as exc:
             raise self._error(f"(truncated or corrupt: {exc})", cannot_read=True) from None
         finally:
             if self._zip is None:
@@ -193,30 +198,30 @@ class MemberStream:
     def _pread(self, size: int, at: int) -> bytes:
         try:
             return os.pread(self._fd, size, at)
-        except OSError as exc:
+        except (OSError, OverflowError) as exc:
             raise self._error(f"(truncated or corrupt: {exc})", cannot_read=True) from None
 
     def _error(self, problem: str, cannot_read: bool = False) -> BadWheelError:
         if cannot_read:
-            return BadWheelError(self.path, f"cannot read member {self.name} {problem}")
-        return BadWheelError(self.path, f"member {self.name} {problem}")
+            return BadWheelError(self.path, f"cannot read member {self.name!r} {problem}")
+        return BadWheelError(self.path, f"member {self.name!r} {problem}")
 
 
 def _data_start(path: str, fd: int, info: zipfile.ZipInfo) -> int:
     """Where the member's data begins, after its local header, checked as zipfile checks it on open."""
     def bad(problem: str) -> BadWheelError:
-        return BadWheelError(path, f"cannot read member {info.filename} (truncated or corrupt: {problem})")
+        return BadWheelError(path, f"cannot read member {info.filename!r} (truncated or corrupt: {problem})")
 
-    try:
+    try:  # an offset past what a file position can hold raises OverflowError, not OSError
         header = os.pread(fd, zf.LOCAL.size, info.header_offset)
-    except OSError as exc:
+        if len(header) != zf.LOCAL.size:
+            raise bad("Truncated file header")
+        signature, _v, flags, _m, _t, _d, _c, _cs, _us, name_len, extra_len = zf.LOCAL.unpack(header)
+        if signature != zf.LOCAL_SIGNATURE:
+            raise bad("Bad magic number for file header")
+        name = os.pread(fd, name_len, info.header_offset + zf.LOCAL.size)
+    except (OSError, OverflowError, ValueError) as exc:
         raise bad(str(exc)) from None
-    if len(header) != zf.LOCAL.size:
-        raise bad("Truncated file header")
-    signature, _v, flags, _m, _t, _d, _c, _cs, _us, name_len, extra_len = zf.LOCAL.unpack(header)
-    if signature != zf.LOCAL_SIGNATURE:
-        raise bad("Bad magic number for file header")
-    name = os.pread(fd, name_len, info.header_offset + zf.LOCAL.size)
     try:
         decoded = name.decode("utf-8" if flags & zf.FLAG_UTF8 else "cp437")
     except UnicodeDecodeError:

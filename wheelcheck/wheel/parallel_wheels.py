@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+from wheelcheck.errors import BadWheelError
 from wheelcheck.wheel.scanner import default_jobs
 
 __all__ = ["map_wheels"]
@@ -24,7 +25,8 @@ def map_wheels(call: Callable[[T], R], items: Sequence[T], jobs: int | None,
 
     ``call`` must be a module-level function and the items and results picklable. ``done(index, result)``
     is called in this process as each result arrives, in order. An exception from a call is raised here,
-    the calls after it in ``items`` cancelled where they have not started.
+    the calls after it in ``items`` cancelled where they have not started; a worker that dies (killed, out
+    of memory) is a BadWheelError naming the item it was working on.
     """
     workers = min(jobs or default_jobs(), len(items))
     if workers <= 1:
@@ -36,18 +38,24 @@ def map_wheels(call: Callable[[T], R], items: Sequence[T], jobs: int | None,
         return results
     import multiprocessing  # here: a single wheel, the common case, never pays for importing them
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     # fork where there is fork: the workers start with wheelcheck imported (the main thread alone runs here)
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method)) as pool:
-        futures = [pool.submit(call, item) for item in items]
-        for i, future in enumerate(futures):
-            try:
-                result = future.result()
-            except BaseException:
-                for rest in futures[i + 1:]:
-                    rest.cancel()
-                raise
-            if done:
-                done(i, result)
-        return [f.result() for f in futures]
+    i = 0
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method)) as pool:
+            futures = [pool.submit(call, item) for item in items]
+            for i, future in enumerate(futures):
+                try:
+                    result = future.result()
+                except BaseException:
+                    for rest in futures[i + 1:]:
+                        rest.cancel()
+                    raise
+                if done:
+                    done(i, result)
+            return [f.result() for f in futures]
+    except BrokenProcessPool:  # a worker was killed (out of memory, a signal): no error came back to raise
+        raise BadWheelError(str(items[i]), "a worker process died while reading it (killed, or out of memory); "
+                                           "--jobs 1 reads the wheels in this process") from None

@@ -6,8 +6,18 @@ import base64
 import csv
 import hashlib
 import io
+from typing import NamedTuple
 
-__all__ = ["Record", "record_digest", "digest_field", "record_rows", "render_record", "ACCEPTED_HASHES"]
+__all__ = ["Record", "RecordRow", "record_digest", "digest_field", "record_rows", "render_record", "ACCEPTED_HASHES"]
+
+
+class RecordRow(NamedTuple):
+    """One row of RECORD: the member's path, ``<algo>=<urlsafe base64 digest>`` and its size in bytes
+    (both empty for RECORD itself)."""
+
+    path: str
+    hash: str
+    size: str
 
 # PEP 376/427: sha256 or stronger; md5 and sha1 are not acceptable
 ACCEPTED_HASHES = ("sha256", "sha384", "sha512")
@@ -29,10 +39,19 @@ def record_rows(text: str) -> list[tuple[str, str, str]]:
 
 
 def render_record(rows: list[tuple[str, str, str]]) -> bytes:
-    """RECORD text for ``rows``: CSV with newline line ends, as bdist_wheel writes it."""
-    buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerows(rows)
-    return buf.getvalue().encode("utf-8")
+    """RECORD text for ``rows``: CSV with newline line ends, as bdist_wheel writes it.
+
+    Written by hand: csv.writer with "\n" line ends leaves a carriage return in a name unquoted (Python
+    3.11), and csv.reader then refuses the RECORD it wrote.
+    """
+    return "".join(",".join(map(_csv_field, row)) + "\n" for row in rows).encode("utf-8")
+
+
+def _csv_field(value: object) -> str:
+    text = str(value)
+    if any(c in text for c in ',"\r\n'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
 
 
 class Record:

@@ -1,7 +1,8 @@
 """Turn a wheel file into a WheelModel: find ELF members by magic, stream and summarise each once.
 
 Each ELF member is inflated once, in pieces: as each piece passes it is checked (CRC-32), hashed for
-RECORD and fed to the ELF summary, then dropped, so memory does not grow with the member. Inflating and
+RECORD (and for the bill of materials: one sha256 pass serves both when RECORD uses sha256, as it nearly
+always does) and fed to the ELF summary, then dropped, so memory does not grow with the member. Inflating and
 hashing release the GIL: with ``jobs`` above 1, several members stream at once on threads, each inflated
 on a thread of its own a few pieces ahead of the thread that hashes and summarises it.
 """
@@ -26,7 +27,7 @@ from wheelcheck.wheel._read_ahead import ahead
 from wheelcheck.wheel.wheel_reader import WheelReader, looks_like_shared_object
 from wheelcheck.wheel.record import digest_field
 
-__all__ = ["scan_wheel", "Progress", "default_jobs"]
+__all__ = ["scan_wheel", "scan_reader", "Progress", "default_jobs"]
 
 _AHEAD = 1 << 20  # members smaller than this are inflated on the thread that summarises them
 PROGRESS_STEP = 32 << 20  # within a large member, progress moves at least this often
@@ -58,85 +59,99 @@ def scan_wheel(path: str | Path, jobs: int | None = None, progress: Progress | N
     ``progress``, if given, is called with (bytes done, bytes total) as ELF members are summarised.
     """
     with WheelReader(path) as reader:
-        dist_info = reader.dist_info
-        wheel_meta = HeaderParser().parsestr(reader.metadata_text("WHEEL") or "")
-        metadata = HeaderParser().parsestr(reader.metadata_text("METADATA") or "")
-        record = reader.record()
-        candidates = []
-        for member in reader.members:
-            name = member.filename
-            if name.startswith(dist_info + "/"):
-                continue
-            if member.file_size >= 4 and is_elf(reader.head(name)):
-                candidates.append(member)
-            elif looks_like_shared_object(name) and not _is_linker_script(reader.head(name, 256)):
-                raise BadElfError(f"{reader.path}:{name}", "named like a shared object but is not an ELF file")
-        results = _summarize_all(reader, candidates, [record.algorithm(m.filename) for m in candidates],
-                                 jobs or default_jobs(), _Tally(candidates, progress))
-        elves, problems = [], []
-        for member, (info, digest) in zip(candidates, results):
-            elves.append(info)
-            problem = record.check(member.filename, digest)
-            if problem:
-                problems.append((member.filename, problem))
-        return WheelModel(
-            filename=reader.filename,
-            name=str(reader.name),
-            version=str(reader.version),
-            tags=frozenset(reader.tags),
-            elves=tuple(elves),
-            members=tuple(m.filename for m in reader.members),
-            root_is_purelib=wheel_meta.get("Root-Is-Purelib", "false").strip().lower() == "true",
-            data_dir=reader.data_dir(),
-            requires_dist=tuple(metadata.get_all("Requires-Dist") or ()),
-            record_problems=tuple(problems),
-        )
+        return scan_reader(reader, jobs, progress)
+
+
+def scan_reader(reader: WheelReader, jobs: int | None = None, progress: Progress | None = None) -> WheelModel:
+    """``scan_wheel`` of a wheel already open (repair reads it once, for the model and for the output)."""
+    dist_info = reader.dist_info
+    wheel_meta = HeaderParser().parsestr(reader.metadata_text("WHEEL") or "")
+    metadata = HeaderParser().parsestr(reader.metadata_text("METADATA") or "")
+    record = reader.record()
+    candidates = []
+    for member in reader.members:
+        name = member.filename
+        if name.startswith(dist_info + "/"):
+            continue
+        if member.file_size >= 4 and is_elf(reader.head(name)):
+            candidates.append(member)
+        elif looks_like_shared_object(name) and not _is_linker_script(reader.head(name, 256)):
+            raise BadElfError(f"{reader.path}:{name}", "named like a shared object but is not an ELF file")
+    results = _summarize_all(reader, candidates, [record.algorithm(m.filename) for m in candidates],
+                             jobs or default_jobs(), _Tally(candidates, progress))
+    elves, problems = [], []
+    for member, (info, digest) in zip(candidates, results):
+        elves.append(info)
+        problem = record.check(member.filename, digest)
+        if problem:
+            problems.append((member.filename, problem))
+    return WheelModel(
+        filename=reader.filename,
+        name=str(reader.name),
+        version=str(reader.version),
+        tags=frozenset(reader.tags),
+        elves=tuple(elves),
+        members=tuple(m.filename for m in reader.members),
+        root_is_purelib=wheel_meta.get("Root-Is-Purelib", "false").strip().lower() == "true",
+        data_dir=reader.data_dir(),
+        requires_dist=tuple(metadata.get_all("Requires-Dist") or ()),
+        record_problems=tuple(problems),
+    )
 
 
 def _summarize_all(reader: WheelReader, members: list[ZipInfo], algorithms: list[str], jobs: int,
                    tally: _Tally) -> list[tuple[ElfInfo, str]]:
     if jobs <= 1 or len(members) <= 1 and (not members or members[0].file_size < _AHEAD):
-        return [_summarize_one(reader, m, algo, tally, pipelined=False) for m, algo in zip(members, algorithms)]
+        return [_summarize_one(reader, m, algo, tally, i, pipelined=False)
+                for i, (m, algo) in enumerate(zip(members, algorithms))]
     # largest first, so the longest member starts at once and the small ones fill in around it
     order = sorted(range(len(members)), key=lambda i: -members[i].file_size)
     results: list = [None] * len(members)
     with ThreadPoolExecutor(max_workers=min(jobs, len(members)), thread_name_prefix="wheelcheck-scan") as pool:
-        futures = {pool.submit(_summarize_one, reader, members[i], algorithms[i], tally, pipelined=True): i
+        futures = {pool.submit(_summarize_one, reader, members[i], algorithms[i], tally, i, pipelined=True): i
                    for i in order}
         done, pending = wait(futures, return_when=FIRST_EXCEPTION)
-        failed = sorted((futures[f], f.exception()) for f in done if f.exception() is not None)
-        if failed:
-            tally.stop.set()
+        first = min((futures[f] for f in done if f.exception() is not None), default=None)
+        if first is not None:
+            # the error one member after another would raise: the members after the failed one (in wheel
+            # order) stop, those before it finish, and the first failure in wheel order is raised
+            tally.cutoff = first
             for future in pending:
-                future.cancel()
+                if futures[future] > first:
+                    future.cancel()
             wait(pending)
+            failed = sorted((futures[f], f.exception()) for f in futures if not f.cancelled()
+                            and f.exception() is not None and not isinstance(f.exception(), _Stopped))
             raise failed[0][1]
         for future, i in futures.items():
             results[i] = future.result()
     return results
 
 
-def _summarize_one(reader: WheelReader, member: ZipInfo, algorithm: str, tally: _Tally,
+def _summarize_one(reader: WheelReader, member: ZipInfo, algorithm: str, tally: _Tally, index: int,
                    pipelined: bool) -> tuple[ElfInfo, str]:
-    """The member's summary and RECORD digest, from one pass over its bytes."""
+    """The member's summary (with its sha256) and RECORD digest, from one pass over its bytes."""
     stream = reader.stream(member.filename)
     hasher = hashlib.new(algorithm)
+    sha256 = hasher if algorithm == "sha256" else hashlib.sha256()
     crc = 0
 
     def pieces():
         nonlocal crc
         for piece in ahead(stream) if pipelined and member.file_size >= _AHEAD else stream:
-            if tally.stop.is_set():
+            if index > tally.cutoff:
                 raise _Stopped()
             crc = zlib.crc32(piece, crc)
             hasher.update(piece)
+            if sha256 is not hasher:
+                sha256.update(piece)
             yield piece
             tally.add(len(piece))
         tally.add(0, member_done=True)
 
     name = member.filename
     try:
-        info = summarize_stream(pieces(), member.file_size, name, stream.reread)
+        info = summarize_stream(pieces(), member.file_size, name, stream.reread, sha256=sha256.hexdigest)
     except BadElfError as exc:
         raise BadElfError(f"{reader.path}:{name}", exc.problem) from None
     stream.check_crc(crc)
@@ -144,7 +159,7 @@ def _summarize_one(reader: WheelReader, member: ZipInfo, algorithm: str, tally: 
 
 
 class _Stopped(Exception):
-    """Another member failed: this one stops early (its own result is never used)."""
+    """A member before this one failed: this one stops early (its own result is never used)."""
 
 
 class _Tally:
@@ -152,7 +167,7 @@ class _Tally:
 
     def __init__(self, members: list[ZipInfo], progress: Progress | None) -> None:
         self.total = sum(m.file_size for m in members)
-        self.stop = threading.Event()
+        self.cutoff = len(members)  # members after this one (in wheel order) stop: one before it failed
         self._done = self._reported = 0
         self._progress = progress
         self._lock = threading.Lock()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 import stat
@@ -13,7 +14,8 @@ from pathlib import Path
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from wheelcheck.errors import BadWheelError
-from wheelcheck.wheel.member_stream import MemberStream
+from wheelcheck.wheel._zipformat import FLAG_ENCRYPTED, lzma_dictionary_size
+from wheelcheck.wheel.member_stream import MEMBER_ERRORS, MemberStream
 from wheelcheck.wheel.record import Record
 
 __all__ = ["WheelReader", "MAX_MEMBER_SIZE", "MAX_TOTAL_SIZE", "MAX_RATIO"]
@@ -22,6 +24,8 @@ MAX_MEMBER_SIZE = 8 << 30  # the largest real wheel members (CUDA libraries) are
 MAX_TOTAL_SIZE = 32 << 30
 MAX_RATIO = 1000  # deflate tops out near 1032:1, reached only by runs of zeros: no real member
 RATIO_FLOOR = 16 << 20  # small members may have any ratio
+MAX_LZMA_DICTIONARY = 256 << 20  # xz's largest preset uses 64 MiB; the decoder allocates what is claimed
+MAX_TEXT_SIZE = 64 << 20  # METADATA, WHEEL, RECORD: the largest real ones are a few MB
 SO_NAME = re.compile(r"\.so(\.\d+)*$")
 
 
@@ -31,6 +35,8 @@ class WheelReader:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.filename = self.path.name
+        if not self.path.exists():  # said first: a missing file's name is beside the point
+            raise BadWheelError(str(path), "no such file")
         try:
             self.name, self.version, self.build, self.tags = parse_wheel_filename(self.filename)
         except InvalidWheelFilename as exc:
@@ -51,6 +57,10 @@ class WheelReader:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+
+    def fileno(self) -> int:
+        """The open wheel's file descriptor, for positional reads and raw copies (never moved by them)."""
+        return self._zip.fp.fileno()
 
     def __enter__(self) -> WheelReader:
         return self
@@ -79,7 +89,10 @@ class WheelReader:
 
     def stream(self, name: str) -> MemberStream:
         """The member's bytes in bounded pieces, checked against its declared size (and CRC, see MemberStream)."""
-        return MemberStream(str(self.path), self._fd, self._by_name[name], self._zip)
+        info = self._by_name[name]
+        if info.compress_type == zipfile.ZIP_LZMA:
+            self._check_lzma(info)
+        return MemberStream(str(self.path), self._fd, info, self._zip)
 
     def pieces(self, name: str) -> Iterator[bytes]:
         """The member's bytes in pieces, each checked as it comes (size) and all at the end (CRC)."""
@@ -105,21 +118,41 @@ class WheelReader:
                 out.write(piece)
 
     def read_text(self, name: str) -> str:
+        size = self._by_name[name].file_size
+        if size > MAX_TEXT_SIZE:
+            raise BadWheelError(str(self.path), f"{name!r} declares {size} bytes, too many for a metadata file")
         try:
             return self.read(name).decode("utf-8")
         except UnicodeDecodeError:
-            raise BadWheelError(str(self.path), f"{name} is not UTF-8 text") from None
+            raise BadWheelError(str(self.path), f"{name!r} is not UTF-8 text") from None
 
     def record(self) -> Record:
         name = f"{self.dist_info}/RECORD"
         if name not in self._by_name:
             return Record({})
-        return Record.parse(self.read_text(name))
+        try:
+            return Record.parse(self.read_text(name))
+        except csv.Error as exc:
+            raise BadWheelError(str(self.path), f"{name!r} is not valid CSV ({exc})") from None
 
     def metadata_text(self, basename: str) -> str | None:
         name = f"{self.dist_info}/{basename}"
         return self.read_text(name) if name in self._by_name else None
 
+    def _check_lzma(self, info: zipfile.ZipInfo) -> None:
+        """Refuse an LZMA member whose header claims a dictionary the decoder would allocate in full."""
+        with open(self.path, "rb") as f:
+            claimed = _guard(self.path, info.filename, lambda: lzma_dictionary_size(f, info.header_offset))
+        if claimed is not None and claimed > MAX_LZMA_DICTIONARY:
+            raise BadWheelError(str(self.path), f"member {info.filename!r} claims an LZMA dictionary of {claimed} "
+                                                f"bytes (more than {MAX_LZMA_DICTIONARY})")
+
+
+def _guard(path: Path, name: str, action):
+    try:
+        return action()
+    except MEMBER_ERRORS as exc:
+        raise BadWheelError(str(path), f"cannot read member {name!r} (truncated or corrupt: {exc})") from None
 
 
 def _open_zip(path: Path) -> zipfile.ZipFile:
@@ -131,7 +164,9 @@ def _open_zip(path: Path) -> zipfile.ZipFile:
         raise BadWheelError(str(path), "is a directory, not a wheel") from None
     except zipfile.BadZipFile as exc:
         raise BadWheelError(str(path), _zip_problem(path, exc)) from None
-    except (OSError, EOFError, ValueError) as exc:
+    except NotImplementedError as exc:  # a central directory entry needs a zip version zipfile lacks
+        raise BadWheelError(str(path), f"unsupported zip feature ({exc})") from None
+    except (OSError, EOFError, ValueError, OverflowError) as exc:
         raise BadWheelError(str(path), f"cannot read the zip ({exc})") from None
 
 
@@ -158,6 +193,8 @@ def _checked_members(path: str, zf: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
         mode = info.external_attr >> 16
         if info.create_system == 3 and stat.S_ISLNK(mode):
             raise BadWheelError(path, f"member {name!r} is a symbolic link (wheels cannot carry links)")
+        if info.flag_bits & FLAG_ENCRYPTED:
+            raise BadWheelError(path, f"member {name!r} is encrypted (installers cannot read it)")
         if info.file_size > MAX_MEMBER_SIZE:
             raise BadWheelError(path, f"member {name!r} declares an absurd size of {info.file_size} bytes")
         if info.file_size > RATIO_FLOOR and info.file_size > MAX_RATIO * max(info.compress_size, 1):

@@ -2,7 +2,8 @@
 
 The cost grows with what changed, not with the wheel: unchanged members keep their compressed bytes, their
 local header fields and their RECORD rows (a row is recomputed only when it is missing, uses a hash we do not
-accept or disagrees with the member's size). The output is reproducible:
+accept or disagrees with the member's size). The row of a member written anew is the one the writer returns
+for the bytes it wrote. The output is reproducible:
 
 - member order is the input's, with new members (sorted by name) placed before the .dist-info directory and
   RECORD last;
@@ -17,23 +18,25 @@ from __future__ import annotations
 import hashlib
 import os
 import zipfile
-from collections.abc import Mapping
-from dataclasses import dataclass
+import zlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Union
 
-from wheelcheck.errors import UsageError
+from wheelcheck.errors import OutputError, UsageError
 from wheelcheck.wheel.wheel_reader import WheelReader
-from wheelcheck.wheel.record import ACCEPTED_HASHES, digest_field, record_digest, record_rows, render_record
+from wheelcheck.wheel.record import ACCEPTED_HASHES, RecordRow, digest_field, record_rows, render_record
 from wheelcheck.wheel.wheel_writer import ZipWriter, atomic_output
 
-__all__ = ["Contents", "NewMember", "RebuildStats", "rebuild_wheel", "reproducible_date_time"]
+__all__ = ["Changes", "Contents", "NewMember", "RebuildStats", "rebuild_wheel", "reproducible_date_time"]
 
 DateTime = tuple[int, int, int, int, int, int]
 _ZIP_EPOCH: DateTime = (1980, 1, 1, 0, 0, 0)
 _ZIP_END: DateTime = (2107, 12, 31, 23, 59, 58)
 _SIGNATURES = ("RECORD.jws", "RECORD.p7s")
+_PIECE = 1 << 20
 
 
 # A member's new contents: bytes in memory, or a file (read in pieces, never whole: a patched library)
@@ -46,21 +49,35 @@ class NewMember:
     mode: int = 0o644  # permission bits
 
 
-def _digest_and_size(contents: Contents) -> tuple[str, str]:
+def _write_new(writer: ZipWriter, name: str, contents: Contents, **how) -> RecordRow:
     if isinstance(contents, Path):
-        digest = hashlib.sha256()
-        with open(contents, "rb", buffering=0) as f:
-            for piece in iter(lambda: f.read(1 << 20), b""):
-                digest.update(piece)
-        return digest_field("sha256", digest.digest()), str(contents.stat().st_size)
-    return record_digest(contents), str(len(contents))
+        return writer.add_file(name, contents, **how)
+    return writer.add(name, contents, **how)
 
 
-def _write_new(writer: ZipWriter, name: str, contents: Contents, **how) -> None:
-    if isinstance(contents, Path):
-        writer.add_file(name, contents, **how)
-    else:
-        writer.add(name, contents, **how)
+@dataclass(frozen=True)
+class Changes:
+    """How the output wheel differs from the input: members with new contents, and new members."""
+
+    replace: Mapping[str, Contents] = field(default_factory=dict)
+    add: Mapping[str, NewMember] = field(default_factory=dict)
+
+    def data(self, member: str) -> Contents | None:
+        """The new contents of ``member`` (replaced or added); None when it is the input's."""
+        if member in self.replace:
+            return self.replace[member]
+        new = self.add.get(member)
+        return None if new is None else new.data
+
+    def with_data(self, updates: Mapping[str, Contents]) -> Changes:
+        """These changes with ``updates`` (member -> contents) on top; a new member keeps its mode."""
+        replace, add = dict(self.replace), dict(self.add)
+        for member, data in updates.items():
+            if member in add:
+                add[member] = NewMember(data, add[member].mode)
+            else:
+                replace[member] = data
+        return Changes(replace, add)
 
 
 @dataclass(frozen=True)
@@ -95,6 +112,7 @@ def rebuild_wheel(
     """Write ``reader``'s wheel to ``out_path`` with members replaced and added. Raises OSError on write.
 
     ``rehash``: unchanged members whose RECORD rows are known to be wrong (hashed again, not copied).
+    A replacement with the member's very bytes is no change: the member is copied.
     """
     dist = reader.dist_info
     record_name = f"{dist}/RECORD"
@@ -102,54 +120,78 @@ def rebuild_wheel(
     names = {e.filename for e in reader.entries}
     clash = sorted(set(add) & names)
     if clash:
-        raise ValueError(f"{clash[0]}: already in the wheel")
-    unknown = sorted(set(replace) - names - {record_name})
+        raise OutputError(str(out_path), f"{clash[0]!r} would be added, but the wheel has it already")
+    unknown = sorted(set(replace) - (names - {record_name}))
     if unknown:
-        raise ValueError(f"{unknown[0]}: not in the wheel")
+        raise OutputError(str(out_path), f"{unknown[0]!r} would be replaced, but the wheel has no such file "
+                                         "(or it is RECORD, which is regenerated)")
+    replace = _changed_only(reader, replace)
     order = _order(reader.entries, dict(add), dist)
     old_rows = _old_rows(reader, record_name)
-    rows = _rows(reader, order, replace, old_rows, rehash, skip=signatures | {record_name}) + [(record_name, "", "")]
+    skip = signatures | {record_name}
+    kept = _kept_rows(reader, old_rows, rehash, skip | set(replace))
     # the same rows in another order are the same RECORD: keep the old one, byte for byte, where it was
-    record_changed = not old_rows or sorted(rows) != sorted(r for r in old_rows if r[0] not in signatures)
-    if record_changed:  # RECORD is written last; a signature of the old one no longer holds
-        order = [i for i in order if not (isinstance(i, zipfile.ZipInfo) and i.filename in signatures | {record_name})]
-        order.append((record_name, NewMember(render_record(rows))))
+    record_changed = bool(replace or add) or not old_rows or \
+        sorted([*kept.values(), (record_name, "", "")]) != sorted(r for r in old_rows if r[0] not in signatures)
+    rows: list[tuple[str, str, str]] = []  # in member order: kept rows, and the writer's rows of what it wrote
     copied = written = 0
-    with open(reader.path, "rb", buffering=0) as source, atomic_output(out_path) as out:
-        writer = ZipWriter(out)
+    with atomic_output(out_path) as out:
+        writer = ZipWriter(out, str(out_path))
         for item in order:
             if isinstance(item, zipfile.ZipInfo) and item.filename not in replace:
-                writer.copy_raw(source, item, str(reader.path))
+                if record_changed and item.filename in skip:
+                    continue  # RECORD is written last; a signature of the old one no longer holds
+                writer.copy_raw(reader, item, str(reader.path))
                 copied += 1
-            elif isinstance(item, zipfile.ZipInfo):
-                _write_new(writer, item.filename, replace[item.filename], mode=_mode(item), date_time=date_time,
-                           level=level)
-                written += 1
+                if item.filename in kept:
+                    rows.append(kept[item.filename])
+                continue
+            if isinstance(item, zipfile.ZipInfo):
+                name, data, mode = item.filename, replace[item.filename], _mode(item)
             else:
-                name, member = item
-                _write_new(writer, name, member.data, mode=member.mode, date_time=date_time, level=level)
-                written += 1
+                name, data, mode = item[0], item[1].data, item[1].mode
+            rows.append(_write_new(writer, name, data, mode=mode, date_time=date_time, level=level))
+            written += 1
+        if record_changed:
+            writer.add(record_name, render_record([*rows, (record_name, "", "")]), mode=0o644,
+                       date_time=date_time, level=level)
+            written += 1
         writer.finish(reader.comment)
     return RebuildStats(copied=copied, written=written, record_changed=record_changed)
 
 
-def _rows(reader: WheelReader, order: list, replace: Mapping[str, Contents], old_rows, rehash: set[str],
-          skip: set[str]) -> list[tuple[str, str, str]]:
-    """A RECORD row for every file in ``order`` (not directories, RECORD or its signatures)."""
+def _changed_only(reader: WheelReader, replace: Mapping[str, Contents]) -> dict[str, Contents]:
+    """``replace`` without the members whose new bytes are their old ones (size and CRC first, then bytes)."""
+    entries = {e.filename: e for e in reader.entries}
+    return {name: data for name, data in replace.items() if not _same_bytes(reader, entries[name], data)}
+
+
+def _same_bytes(reader: WheelReader, entry: zipfile.ZipInfo, contents: Contents) -> bool:
+    if not isinstance(contents, Path):
+        return (len(contents) == entry.file_size and zlib.crc32(contents) == entry.CRC
+                and reader.read(entry.filename) == contents)
+    if contents.stat().st_size != entry.file_size:
+        return False
+    crc = 0
+    for piece in _file_pieces(contents):
+        crc = zlib.crc32(piece, crc)
+    if crc != entry.CRC:
+        return False
+    with open(contents, "rb") as f:  # the sizes agree: compare each piece of the member with as many bytes
+        return all(f.read(len(piece)) == piece for piece in reader.pieces(entry.filename))
+
+
+def _file_pieces(path: Path) -> Iterator[bytes]:
+    with open(path, "rb", buffering=0) as f:
+        yield from iter(lambda: f.read(_PIECE), b"")
+
+
+def _kept_rows(reader: WheelReader, old_rows: list[tuple[str, str, str]], rehash: set[str],
+               skip: set[str]) -> dict[str, tuple[str, str, str]]:
+    """The RECORD row of each file member copied unchanged (not directories, nor those in ``skip``)."""
     old_by_name = {row[0]: row for row in old_rows}
-    rows = []
-    for item in order:
-        if not isinstance(item, zipfile.ZipInfo):
-            name, member = item
-            rows.append((name, *_digest_and_size(member.data)))
-        elif item.is_dir() or item.filename in skip:
-            continue
-        elif item.filename in replace:
-            rows.append((item.filename, *_digest_and_size(replace[item.filename])))
-        else:
-            old = None if item.filename in rehash else old_by_name.get(item.filename)
-            rows.append(_kept_row(reader, item, old))
-    return rows
+    return {item.filename: _kept_row(reader, item, None if item.filename in rehash else old_by_name.get(item.filename))
+            for item in reader.entries if not item.is_dir() and item.filename not in skip}
 
 
 def _order(entries: list[zipfile.ZipInfo], add: dict[str, NewMember], dist: str) -> list:

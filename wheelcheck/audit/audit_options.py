@@ -1,0 +1,50 @@
+"""What an audit is asked: one object, built once at the edge and passed down unchanged.
+
+``wheelcheck audit`` builds it from its flags and ``[tool.wheelcheck]``, ``wheelcheck.audit(paths, **fields)``
+from keyword arguments, and the verdict reads it. ``wheelcheck show`` takes the same object (it has flags
+for a few of its fields only). Values are checked here, once, whoever builds it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from wheelcheck.audit.findings import SEVERITIES
+from wheelcheck.elf.elf_info import ElfInfo
+from wheelcheck.errors import UsageError
+from wheelcheck.policy.policy_model import Policy, PolicySet
+from wheelcheck.policy.registry import bundled_policies
+
+__all__ = ["AuditOptions", "as_tuple"]
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    policies: PolicySet = field(default_factory=bundled_policies)  # judged against (--policy-file: its own)
+    # a tag (manylinux_2_17_x86_64), a policy name applied per wheel (manylinux2014), or a resolved Policy
+    plat: str | Policy | None = None
+    exclude: tuple[str, ...] = ()  # globs of sonames treated as provided
+    lib_path: tuple[str, ...] = ()  # directories where external libraries' own needs are read
+    jobs: int | None = None  # worker processes for large wheels (None: the CPU count)
+    cxx_abi: str | None = None  # --cxx-abi old|new: overrides the policy's allowed C++ string ABIs
+    fail_on: str = "error"  # the lowest finding severity that makes the wheel fail
+    isa_check: bool = True  # False (--disable-isa-ext-check): an x86-64 ISA level above the baseline is allowed
+    # what was found on lib_path for the wheel being judged: filled per wheel, never by the caller
+    external: Mapping[str, ElfInfo] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        as_tuple(self, "exclude", "lib_path")
+        if self.cxx_abi not in (None, "old", "new"):
+            raise UsageError(repr(self.cxx_abi), "--cxx-abi must be 'old' or 'new'")
+        if self.fail_on not in SEVERITIES:
+            raise UsageError(repr(self.fail_on), "--fail-on must be 'error', 'warning' or 'info'")
+        if self.jobs is not None and self.jobs < 1:
+            raise UsageError(repr(self.jobs), "--jobs must be at least 1")
+
+
+def as_tuple(options: object, *names: str) -> None:
+    """Store the named fields of a frozen options object as tuples (callers may pass lists or one string)."""
+    for name in names:
+        value = getattr(options, name)
+        object.__setattr__(options, name, (value,) if isinstance(value, str) else tuple(map(str, value)))

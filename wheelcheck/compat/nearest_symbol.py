@@ -1,0 +1,109 @@
+"""The defined symbol nearest to a missing one: the same name at another version, the same qualified C++
+name with another signature, another [abi:cxx11] tag or the other libstdc++ string ABI, or a C name that
+differs only after its stem (__nvJitLinkComplete_12_1 for __nvJitLinkComplete_12_9). It usually tells
+which release of the host the file was built against.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+import re
+from bisect import bisect_left
+from difflib import SequenceMatcher
+from os.path import commonprefix
+
+from wheelcheck.compat.export_table import ExportCache
+from wheelcheck.compat.installed_layout import Placed
+from wheelcheck.symbols.demangle import qualified_key
+from wheelcheck.symbols.mangling import abi_neutral, has_new_abi, has_old_abi
+
+__all__ = ["Nearest", "nearest_symbol", "KeyIndex"]
+
+_C_STEM = re.compile(r"^_*[A-Za-z][A-Za-z0-9]*_")  # a C name up to its first underscore after the start
+_CANDIDATES = 200  # same-key names compared at most (a heavily overloaded name)
+
+
+@dataclass(frozen=True)
+class Nearest:
+    name: str
+    version: str | None
+    where: Placed
+    difference: str  # other version, other string ABI, other ABI tag, other signature, other name suffix
+
+
+class KeyIndex:
+    """qualified_key -> exported names, per file, built on first use (only when something is missing)."""
+
+    def __init__(self, exports: ExportCache) -> None:
+        self._exports = exports
+        self._keys: dict[int, tuple[Placed, dict[str, list[str]]]] = {}
+
+    def same_key(self, placed: Placed, key: str) -> list[str]:
+        hit = self._keys.get(id(placed))
+        if hit is None:
+            index: dict[str, list[str]] = {}
+            for name in self._exports.of(placed.elf).versions:
+                if name.startswith("_Z"):
+                    k = qualified_key(name)
+                    if k is not None:
+                        index.setdefault(k, []).append(name)
+            hit = (placed, index)
+            self._keys[id(placed)] = hit
+        return hit[1].get(key, [])
+
+
+def nearest_symbol(name: str, version: str | None, files: Sequence[Placed], exports: ExportCache,
+                   keys: KeyIndex) -> Nearest | None:
+    """Look in ``files`` in order (the file's own scope first, then every other given file)."""
+    for placed in files:  # the very name, at another version
+        found = exports.of(placed.elf).versions.get(name)
+        if found:
+            other = next((v for v in found if v != version), found[0])
+            return Nearest(name, other, placed, "other version")
+    key = qualified_key(name)
+    if key is None:
+        return None if name.startswith("_Z") else _same_stem(name, files, exports)
+    best: tuple[float, str, Placed] | None = None
+    for placed in files:
+        for candidate in keys.same_key(placed, key)[:_CANDIDATES]:
+            score = SequenceMatcher(None, name, candidate, autojunk=False).ratio()
+            if best is None or score > best[0]:
+                best = (score, candidate, placed)
+    if best is None:
+        return None
+    _, candidate, placed = best
+    versions = exports.of(placed.elf).versions.get(candidate, (None,))
+    return Nearest(candidate, versions[0], placed, _difference(name, candidate))
+
+
+def _same_stem(name: str, files: Sequence[Placed], exports: ExportCache) -> Nearest | None:
+    """A C name's neighbour that differs only after its stem: __nvJitLinkComplete_12_1 for a missing
+    __nvJitLinkComplete_12_9 (libraries that put their release in the name)."""
+    match = _C_STEM.match(name)
+    if match is None:
+        return None
+    stem = match.group(0)
+    best: tuple[int, str, Placed] | None = None
+    for placed in files:
+        names = exports.of(placed.elf).sorted_names
+        i = bisect_left(names, name)
+        for candidate in names[max(0, i - 1):i + 1]:
+            if candidate != name and candidate.startswith(stem):
+                common = len(commonprefix([name, candidate]))
+                if best is None or common > best[0]:
+                    best = (common, candidate, placed)
+    if best is None:
+        return None
+    _, candidate, placed = best
+    return Nearest(candidate, exports.of(placed.elf).versions[candidate][0], placed, "other name suffix")
+
+
+def _difference(wanted: str, found: str) -> str:
+    if abi_neutral(wanted) == abi_neutral(found):
+        if (has_new_abi(wanted) and has_old_abi(found)) or (has_old_abi(wanted) and has_new_abi(found)):
+            return "other libstdc++ string ABI"
+        return "other [abi:cxx11] tag"
+    if wanted.replace("B5cxx11", "") == found.replace("B5cxx11", ""):
+        return "other [abi:cxx11] tag"
+    return "other signature"

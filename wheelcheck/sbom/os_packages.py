@@ -1,0 +1,147 @@
+"""Which OS package installed a file on this machine: dpkg, rpm or apk, asked the way auditwheel 6.8.2 asks
+(its vendored ``whichprovides``), for the libraries a repair grafts.
+
+Two differences, both so that a lookup answers where auditwheel's misses:
+
+- On a merged-/usr system (Debian 12, Ubuntu 24.04, Fedora) the loader finds ``/usr/lib/x86_64-linux-gnu/
+  libz.so.1`` while dpkg registered ``/lib/x86_64-linux-gnu/libz.so.1.2.13``: each path is asked as found,
+  resolved, and under its other /usr spelling.
+- apk package names may hold dashes (``zlib-dev-1.3.1-r0``): the version is split off at the last
+  ``-<digit>...-r<N>``, not at the first dash.
+
+Only this module reads the host's package databases. Each answer is cached per process (``lookup_cache_clear``).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from wheelcheck.sbom.bill_of_materials import OsPackage
+
+__all__ = ["os_package_of", "os_release_id", "lookup_cache_clear", "parse_dpkg_search", "parse_rpm_query",
+           "parse_apk_owner", "path_spellings"]
+
+_TIMEOUT = 60  # seconds for one package-manager query
+_MERGED = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+_OS_RELEASE = re.compile(r'^([A-Z_]+)=(?:"([^"]*)"|(.*))$', re.MULTILINE)
+_DPKG_VERSION = re.compile(r"^Version: (\S+)", re.MULTILINE)
+_APK_OWNER = re.compile(r" is owned by (\S+?)-(\d[^\s-]*-r\d+)\s*$", re.MULTILINE)
+
+
+def os_package_of(path: str) -> OsPackage | None:
+    """The package that installed ``path`` on this machine, or None (no package manager owns it)."""
+    return _lookup(path, os_release_id())
+
+
+@functools.lru_cache(maxsize=None)
+def _lookup(path: str, distro: str | None) -> OsPackage | None:
+    if distro is None:  # auditwheel names no package without a distribution to put in the purl
+        return None
+    for ask in (_dpkg, _rpm, _apk):
+        for spelling in path_spellings(path):
+            found = ask(spelling, distro)
+            if found is not None:
+                return found
+    return None
+
+
+def lookup_cache_clear() -> None:
+    _lookup.cache_clear()
+    os_release_id.cache_clear()
+
+
+@functools.lru_cache(maxsize=1)
+def os_release_id(os_release: str = "/etc/os-release") -> str | None:
+    """The ID of /etc/os-release (debian, ubuntu, almalinux, alpine), as auditwheel reads it."""
+    try:
+        text = Path(os_release).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for key, quoted, plain in _OS_RELEASE.findall(text):
+        if key == "ID":
+            return quoted or plain or None
+    return None
+
+
+def path_spellings(path: str) -> list[str]:
+    """``path``, its resolved form, and each under its other merged-/usr spelling (/usr/lib/x <-> /lib/x)."""
+    out: list[str] = []
+    for p in (path, os.path.realpath(path)):
+        for candidate in (p, _other_spelling(p)):
+            if candidate and candidate not in out:
+                out.append(candidate)
+    return out
+
+
+def _other_spelling(path: str) -> str | None:
+    for top in _MERGED:
+        if path.startswith(f"/usr/{top}/"):
+            return path[len("/usr"):]
+        if path.startswith(f"/{top}/"):
+            return "/usr" + path
+    return None
+
+
+def _run(argv: list[str]) -> str | None:
+    """The command's output, or None when it fails, is missing or hangs."""
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=_TIMEOUT, env={**os.environ, "LC_ALL": "C"})
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
+
+
+def _dpkg(path: str, distro: str) -> OsPackage | None:
+    dpkg = shutil.which("dpkg")
+    if dpkg is None:
+        return None
+    package = parse_dpkg_search(_run([dpkg, "-S", path]) or "", path)
+    if package is None:
+        return None
+    version = _DPKG_VERSION.search(_run([dpkg, "-s", package]) or "")
+    return OsPackage("deb", distro, package.split(":", 1)[0], version.group(1)) if version else None
+
+
+def parse_dpkg_search(output: str, path: str) -> str | None:
+    """The (arch-qualified) package of ``dpkg -S PATH`` output: ``zlib1g:amd64: /lib/.../libz.so.1.2.13``.
+
+    Lines about diversions are skipped; a file shared by several packages names the first."""
+    for line in output.splitlines():
+        packages, sep, listed = line.rpartition(": ")
+        if sep and listed.strip() == path and not line.startswith(("diversion by", "local diversion")):
+            return packages.split(",", 1)[0].strip() or None
+    return None
+
+
+def _rpm(path: str, distro: str) -> OsPackage | None:
+    rpm = shutil.which("rpm")
+    if rpm is None:
+        return None
+    return parse_rpm_query(_run([rpm, "-qf", "--queryformat", "%{NAME} %{VERSION} %{RELEASE} %{ARCH}", path]) or "",
+                           distro)
+
+
+def parse_rpm_query(output: str, distro: str) -> OsPackage | None:
+    """``rpm -qf --queryformat "%{NAME} %{VERSION} %{RELEASE} %{ARCH}"``: ``zlib 1.2.11 40.el9 x86_64``."""
+    fields = output.strip().split(" ")
+    if len(fields) < 3 or not all(fields[:3]):
+        return None
+    return OsPackage("rpm", distro, fields[0], f"{fields[1]}-{fields[2]}")
+
+
+def _apk(path: str, distro: str) -> OsPackage | None:
+    apk = shutil.which("apk")
+    if apk is None:
+        return None
+    return parse_apk_owner(_run([apk, "info", "--who-owns", path]) or "", distro)
+
+
+def parse_apk_owner(output: str, distro: str) -> OsPackage | None:
+    """``apk info --who-owns PATH``: ``/lib/libz.so.1.3.1 is owned by zlib-1.3.1-r2``."""
+    match = _APK_OWNER.search(output)
+    return OsPackage("apk", distro, match.group(1), match.group(2)) if match else None
