@@ -400,16 +400,32 @@ def _data_spans(load_flags: list[tuple[int, int, int]]) -> list[tuple[int, int]]
 
 
 def _soname_matches(data: bytes, start: int, end: int):
-    """The soname strings of data[start:end], in order, each found in time linear in the bytes."""
-    runs = data[start:end].translate(_NOT_NAME)  # 1 where a run of name bytes ends
+    """The soname strings of data[start:end], in order, each found in time linear in the bytes.
+
+    Each tail ends at a NUL, so the runs of name bytes before two tails never overlap: looking back from
+    each tail to the start of its run reads every byte at most a few times, however the bytes are cut."""
     for tail in _SONAME_END.finditer(data, start, end):
         stop = tail.start()
-        run = runs.rfind(1, 0, stop - start) + 1 + start  # where the name bytes before ".so" begin
+        run = _run_start(data, start, stop)  # where the name bytes before ".so" begin
         at = data.find(b"lib", run, stop - 1)  # "lib", then at least one byte before ".so"
         while at >= 0 and data[at + 3] == 0x2E:  # "lib." is no library name: try the next "lib"
             at = data.find(b"lib", at + 1, stop - 1)
         if at >= 0:
             yield bytes(data[at:tail.end()])
+
+
+def _run_start(data: bytes, start: int, stop: int) -> int:
+    """Where the run of name bytes that ends at ``stop`` begins (``start`` at the earliest), looked for in
+    windows growing back from ``stop``: only the bytes near a tail are translated, not the whole span."""
+    width = 64
+    while True:
+        low = max(start, stop - width)
+        cut = data[low:stop].translate(_NOT_NAME).rfind(1)  # 1 where a run of name bytes ends
+        if cut >= 0:
+            return low + cut + 1
+        if low == start:
+            return start
+        width *= 4
 
 
 def file_ranges(spans, size: int) -> list[tuple[int, int]]:
