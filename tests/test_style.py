@@ -1,4 +1,4 @@
-"""The project's own habits, checked with the suite: ruff's lint rules of pyproject.toml over the whole tree."""
+"""The project's own habits, checked with the suite: ruff's lint rules over the whole tree, mypy over the package."""
 from __future__ import annotations
 
 import shutil
@@ -14,4 +14,12 @@ def test_ruff_is_clean():
     assert ruff, "ruff comes with the test extra: pip install -e '.[test]'"
     proc = subprocess.run([ruff, "check", "--no-cache", "wheelcheck", "tests", "bench", "tools", "corpus"],
                           cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_mypy_is_clean():
+    # pyproject.toml's [tool.mypy] names the files and the untyped imports; the cache stays out of the tree
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", "/dev/null"], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert "No module named mypy" not in proc.stderr, "mypy comes with the test extra: pip install -e '.[test]'"
     assert proc.returncode == 0, proc.stdout + proc.stderr

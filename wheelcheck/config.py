@@ -135,7 +135,7 @@ def _from_environment(setting: Setting, raw: str) -> Any:
     except ValueError:
         value = None
     low, high = setting.bounds or (value, value)
-    if value is None or not low <= value <= high:
+    if value is None or low is None or high is None or not low <= value <= high:
         raise UsageError(f"${setting.env}", f"{raw!r} is not a whole number from {low} to {high}")
     return value
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatch
+from functools import partial
 
 from wheelcheck.audit.library_reach import shipped_copies, why_missing
 from wheelcheck.data import system_drivers
@@ -109,6 +110,10 @@ def _version_hint(ns: str, symbols: tuple[str, ...] = ()) -> str:
     return "rebuild against an older version of this library, or vendor the library (wheelcheck repair)"
 
 
+def _allows_blacklisted(policy: Policy, hits: Callable[[Policy], frozenset[str]]) -> bool:
+    return policy.is_linux or not hits(policy)
+
+
 def _blacklisted(elf: ElfInfo, policies: list[Policy]) -> Iterator[Constraint]:
     # auditwheel's blacklist: symbols that some systems' builds of a whitelisted library lack
     listed_libs = {lib for p in policies for lib in p.blacklist} & set(elf.needed)
@@ -128,7 +133,7 @@ def _blacklisted(elf: ElfInfo, policies: list[Policy]) -> Iterator[Constraint]:
                 file=elf.path,
                 what=f"uses {_names(tuple(used))} of {lib}, which the policy forbids",
                 hint=f"these symbols are private to some builds of {lib}; vendor your own copy or avoid them",
-                allows=lambda policy, hits=hits: policy.is_linux or not hits(policy),
+                allows=partial(_allows_blacklisted, hits=hits),
                 symbols=tuple(used),
                 key=(lib,),
                 cause=f"uses symbols of {lib} that the policy forbids",
@@ -151,12 +156,12 @@ def _linux_only_rules(elf: ElfInfo) -> Iterator[Constraint]:
     if elf.is_extension:
         table = elf.symtab
         undefined = table.undefined_names()
-        used = sorted(n for n in _PYFPE if n in undefined and table.type_of(table.position(n)) in ("FUNC", "NOTYPE"))
+        used = sorted(n for n in _PYFPE if n in undefined and table.type_of_name(n) in ("FUNC", "NOTYPE"))
         if used:
             yield Constraint("pyfpe-jbuf", elf.path, f"uses {', '.join(used)} (an --with-fpectl Python)",
                              "rebuild against a Python built without fpectl", only_linux, tuple(used))
         if elf.python_init and elf.python_init.startswith("init"):
-            ucs2 = sorted(n for n in undefined if "PyUnicodeUCS2_" in n and table.type_of(table.position(n)) == "FUNC")
+            ucs2 = sorted(n for n in undefined if "PyUnicodeUCS2_" in n and table.type_of_name(n) == "FUNC")
             if ucs2:
                 yield Constraint("ucs2", elf.path, "built against a narrow-unicode (UCS2) Python",
                                  "rebuild against a wide-unicode (UCS4) Python", only_linux, tuple(ucs2))

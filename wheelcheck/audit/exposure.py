@@ -40,7 +40,7 @@ class ExposureSettings:
 
     extension_warn_above: int = 100  # an extension exporting this many extra symbols gets a warning
     families: Mapping[str, str] = field(default_factory=dict)  # family id -> severity or "off" (default warning)
-    allow: Mapping[str, object] = field(default_factory=dict)  # file glob -> family ids (or "*") it may export
+    allow: Mapping[str, str | list[str]] = field(default_factory=dict)  # file glob -> family ids (or "*") it may export
 
     def family_severity(self, family: str) -> str:
         return self.families.get(family, "warning")

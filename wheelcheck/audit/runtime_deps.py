@@ -36,7 +36,7 @@ def _stem(soname: str) -> str:
 
 def runtime_candidates(elf: ElfInfo) -> list[str]:
     """Soname strings of the file's read-only data that are neither NEEDED nor its own name."""
-    own = {elf.path.rsplit("/", 1)[-1], elf.soname} - {None}
+    own = {n for n in (elf.path.rsplit("/", 1)[-1], elf.soname) if n}
     own_stems = {_stem(n) for n in own}  # a library naming itself (libcrypto.so in libcrypto-ab12cd34.so.3)
     needed = set(elf.needed)
     return [s for s in elf.soname_strings

@@ -49,6 +49,7 @@ def show_view(judgement: Judgement, options: AuditOptions) -> ShowView:
     if report.pure:
         return ShowView(report.filename, pure=True)
     arch, policies, constraints = judgement.arch, judgement.policies, judgement.constraints
+    assert arch is not None and report.deserved_tag is not None, "a judged binary wheel has both"
     by_tag = {p.tag(arch): p for p in policies}
     overall = by_tag[report.deserved_tag]
     symbol_rules = [c for c in constraints if c.rule == "symbol-version"]

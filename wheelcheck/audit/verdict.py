@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 from wheelcheck.audit.audit_options import AuditOptions
 from wheelcheck.audit.checks import CHECKS, CheckContext, Fact
@@ -76,7 +77,7 @@ def assess(model: WheelModel, options: AuditOptions) -> Judgement:
             f"musl has no symbol versions: nothing in the wheel tells musl 1.1 from 1.2, so the verdict "
             f"is the newest musllinux policy whose other rules hold ({verdict.name})"))
     context = CheckContext(model, elves, resolution, arch, libc, verdict, target, options, tuple(policies))
-    facts: dict[str | None, dict[str, object]] = {}
+    facts: dict[str | None, dict[str, Any]] = {}  # a Fact's name says what its value is
     for check in CHECKS:
         for item in check(context):
             if isinstance(item, Fact):
@@ -226,7 +227,7 @@ def _apply_rule_settings(finding: Finding, rules: Mapping[str, str]) -> list[Fin
     return [] if setting == "off" else [replace(finding, severity=setting)]
 
 
-def _file_report(elf: ElfInfo, facts: Mapping[str, object]) -> FileReport:
+def _file_report(elf: ElfInfo, facts: Mapping[str, Any]) -> FileReport:
     exposure = facts.get("exposure") or {}
     return FileReport(
         path=elf.path, arch=elf.arch, soname=elf.soname, needed=list(elf.needed), rpath=list(elf.rpath),

@@ -79,7 +79,7 @@ def run_census(sources: Iterable[WheelSource], options: CensusOptions,
         threads = sum(client.nthreads().values()) or 1
         window = options.window or 4 * threads
         pending = iter(todo)
-        by_key: dict[str, WheelSource] = {}
+        by_key: dict[object, WheelSource] = {}  # by future key
         running = as_completed()
 
         def submit_next() -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from packaging.utils import canonicalize_name
 
+from wheelcheck.audit.cxxabi import CxxAbi
 from wheelcheck.compat.compat_report import CompatFinding, PairResult
 from wheelcheck.compat.cxx_boundary import Side, cxx_flag, side_of, tag_glibcxx_limit
 from wheelcheck.compat.export_table import ExportCache
@@ -61,7 +62,7 @@ class _Run:
     environment: dict[str, str]
     exports: ExportCache
     keys: KeyIndex
-    abi_cache: dict
+    abi_cache: dict[int, CxxAbi]
     global_files: list[Placed]
     preloaded: dict[str, Placed]  # what importing every given distribution loads (most required first)
 
@@ -291,7 +292,7 @@ def _family_member(run: _Run, subject: Distribution, link) -> tuple[str, Distrib
 
 def _loaded_from(needer: Placed, run: _Run) -> list[Placed]:
     """The given files the needer's own NEEDED names resolve to (by SONAME among all given files)."""
-    out = []
+    out: list[Placed] = []
     for name in needer.elf.needed:
         out.extend(p for p in run.layout.by_name.get(name, ()) if p.dist is not needer.dist)
     return out
@@ -300,6 +301,7 @@ def _loaded_from(needer: Placed, run: _Run) -> list[Placed]:
 def _binding_findings(run: _Run, subject: Distribution, binding: Binding, seen: set,
                       unknown_libs: list[str]) -> list[CompatFinding]:
     out = []
+    key: tuple[str | None, ...]
     for bad in binding.bad_versions:
         key = ("version", bad.file.path, bad.library.path, bad.version)
         if key in seen:
@@ -420,7 +422,7 @@ def _cxx(run: _Run, subject: Distribution, bindings) -> tuple[dict, list[CompatF
             f"{subject.name} needs libstdc++ {me.floor}, {host_dist.name} "
             + (f"only {them.floor}" if them.floor else "no GLIBCXX_ version")
             + (f": on the older systems {host_dist.name}'s tag {limit[0]} promises (libstdc++ up to {limit[1]}), "
-               f"importing {subject.name} fails with \"version `{me.floor}' not found\"" if beyond else ""),
+               f"importing {subject.name} fails with \"version `{me.floor}' not found\"" if beyond and limit else ""),
             f"build {subject.name} on the oldest system {host_dist.name} supports (its manylinux image)"
             if beyond else "", symbol=None, version=me.floor))
     return cxx, out
@@ -441,7 +443,7 @@ def _verdict(findings: list[CompatFinding], bindings, hosts: dict, subject: Dist
         # the loader maps every library first, then checks versions, then binds symbols
         order = {"compat-missing-library": 0, "compat-missing-version": 1, "compat-missing-symbol": 2}
         first = min(fails, key=lambda f: order.get(f.rule, 3))
-        return "will-fail", first.loader_message
+        return "will-fail", first.loader_message or ""
     unknown = [f for f in findings if f.effect == "unknown"]
     if unknown:
         return "cannot-tell", unknown[0].message

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from wheelcheck.audit.cxxabi import classify, is_libstdcxx
+from wheelcheck.audit.cxxabi import CxxAbi, classify, is_libstdcxx
 from wheelcheck.compat.installed_layout import Placed
 from wheelcheck.policy.policy_model import PolicySet
 from wheelcheck.policy.versions import numeric, split_version_name
@@ -40,7 +40,7 @@ def libstdcxx_floor(files: Iterable[Placed]) -> str | None:
     return best[1] if best else None
 
 
-def side_of(files: Iterable[Placed], cache: dict[int, object]) -> Side:
+def side_of(files: Iterable[Placed], cache: dict[int, CxxAbi]) -> Side:
     """The string ABI the files use between them (libstdc++ itself left out) and their floor."""
     files = list(files)
     used: set[str] = set()

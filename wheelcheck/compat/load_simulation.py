@@ -82,7 +82,8 @@ def load(root: Placed, layout: Layout, preloaded: dict[str, Placed], system: fro
     loaded = dict(preloaded)
     loaded.setdefault(root.name, root)
     seen = {id(root)}
-    queue = deque([(root, ())])  # (object, RPATH chain of its loaders: (owner, entry))
+    # (object, RPATH chain of its loaders: (owner, entry))
+    queue: deque[tuple[Placed, tuple[tuple[Placed, str], ...]]] = deque([(root, ())])
     while queue:
         obj, chain = queue.popleft()
         rpath_chain = () if obj.elf.runpath else tuple((obj, e) for e in obj.elf.rpath) + chain

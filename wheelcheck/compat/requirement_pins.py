@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
@@ -73,7 +74,7 @@ def declared_requirements(dist: Distribution, environment: dict[str, str]) -> li
     return out
 
 
-def _applies(marker: Marker | None, environment: dict[str, str]) -> str | None | bool:
+def _applies(marker: Marker | None, environment: dict[str, str]) -> str | None | Literal[False]:
     """None: applies always; an extra's name: applies with that extra; False: never here."""
     if marker is None:
         return None

@@ -114,6 +114,7 @@ def symbol_conflicts(index: SymbolIndex) -> tuple[list[ConflictFinding], Collisi
             dists = frozenset(dist_of[n] for n in numbers)
             shared_by = file_sets[numbers] = _Files(frozenset.intersection(*(owned[n] for n in numbers)), dists,
                                                     bool(dists & global_keys))
+        family: str | None
         if shared_by.owned:
             family, precise = min(shared_by.owned), True
         elif name.startswith(_STD_STATICS):
@@ -147,7 +148,8 @@ def _colliding(copies: list[Copy], dist_of: list[str], build_of: list[tuple]) ->
         if build_of[a] == build_of[b]:
             return None
         return copies if v == w or v is None or w is None else []
-    hit, different_builds = set(), False
+    hit: set[int] = set()
+    different_builds = False
     for i, (a, _, v) in enumerate(copies):
         for j in range(i + 1, len(copies)):
             b, _, w = copies[j]
@@ -211,7 +213,8 @@ def _merge_components(groups: dict[tuple, _Group]) -> dict[tuple, _Group]:
             _absorb(into, group)
             merged.append((into_dists, into))
         for dists, group in merged:
-            out[(*kind, frozenset(dists))] = group
+            key = (*kind, frozenset(dists))
+            out[key] = group
     return out
 
 

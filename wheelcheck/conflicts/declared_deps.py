@@ -70,7 +70,8 @@ class _SortedExports:
     """The dependencies' exports, sorted on first use (only when something is missing)."""
 
     def __init__(self, index: SymbolIndex, deps: set[str]) -> None:
-        self._index, self._deps, self._sorted, self._twins = index, deps, None, None
+        self._index, self._deps = index, deps
+        self._sorted: list[str] | None = None
 
     @property
     def names(self) -> list[str]:

@@ -91,13 +91,15 @@ def group_processes(dists: Sequence[Distribution]) -> list[Process]:
         return []  # only wheels of other systems: nothing here loads on Linux
     interpreters = sorted(set().union(*(_interpreters(d)[0] for d in dists)), key=_interpreter_order)
     candidates = []
-    for arch, libc in platforms or [(None, None)]:
-        for interpreter in interpreters or [None]:
+    each_platform: list[tuple[str | None, str | None]] = [*platforms] or [(None, None)]
+    each_interpreter: list[str | None] = [*interpreters] or [None]
+    for arch, libc in each_platform:
+        for interpreter in each_interpreter:
             members = tuple(d for d in dists if _on_platform(d, arch, libc) and _runs_under(d, interpreter))
             if members:
                 label = ", ".join(p for p in (arch, libc, interpreter or _abi3_label(members)) if p)
                 candidates.append(Process(label or "any platform", arch, libc, interpreter, members))
-    kept = []
+    kept: list[Process] = []
     for proc in sorted(candidates, key=lambda p: -len(p.members)):
         ids = {id(d) for d in proc.members}
         if not any(ids <= {id(d) for d in k.members} for k in kept):

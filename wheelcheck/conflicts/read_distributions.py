@@ -20,7 +20,7 @@ from concurrent.futures import ProcessPoolExecutor
 from email.parser import HeaderParser
 from pathlib import Path
 
-from packaging.tags import parse_tag
+from packaging.tags import Tag, parse_tag
 
 from wheelcheck.conflicts.distribution import Distribution
 from wheelcheck.elf.elf_info import ElfInfo
@@ -122,7 +122,7 @@ def _read_dist_info(site: Path, info: Path, notes: list[str]):
     except OSError:
         notes.append(f"{info.name}: no METADATA or RECORD, skipped")
         return None
-    tags = frozenset()
+    tags: frozenset[Tag] = frozenset()
     try:
         wheel = HeaderParser().parsestr((info / "WHEEL").read_text("utf-8", "replace"))
         tags = frozenset(t for line in wheel.get_all("Tag") or () for t in parse_tag(line.strip()))

@@ -75,7 +75,7 @@ def _runtime_finding(runtime: Runtime, copies: dict[str, list[tuple[FileExports,
     impls = [entries[0][1] for entries in copies.values()]
     aborting = sorted({i for i in impls if i in runtime.abort_together and impls.count(i) >= 2})
     described = []
-    providers = []
+    providers: list[Provider] = []
     for entries in sorted(copies.values(), key=lambda e: (e[0][0].dist.key, e[0][0].elf.path)):
         f, impl, evidence = entries[0]
         where = " and ".join(dict.fromkeys(f"{g.dist.label} ({g.elf.path})" for g, _, _ in entries))

@@ -111,6 +111,11 @@ class SymbolTable:
     def type_of(self, i: int) -> str:
         return _TYPES.get(self.info[i] & 0xF, f"TYPE_{self.info[i] & 0xF}")
 
+    def type_of_name(self, name: str) -> str | None:
+        """The type of the first symbol called ``name``; None when there is none."""
+        i = self.position(name)
+        return None if i is None else self.type_of(i)
+
     def build(self) -> tuple[Symbol, ...]:
         out = []
         versions = self.version_names

@@ -45,7 +45,7 @@ def apply_symbol_edit(path: Path, edit: SymbolEdit) -> dict[str, int]:
     try:
         import lief  # noqa: PLC0415 - heavy, optional, and only repair --hide-symbols needs it
     except ImportError:
-        raise SymbolEditError(f"{path}: hiding symbols {LIEF_MISSING}") from None
+        raise SymbolEditError(str(path), f"hiding symbols {LIEF_MISSING}") from None
 
     lief.logging.disable()  # its warnings go to stderr; library code must not print
     binary = lief.ELF.parse(str(path))
@@ -55,7 +55,7 @@ def apply_symbol_edit(path: Path, edit: SymbolEdit) -> dict[str, int]:
     local = lief.ELF.Symbol.BINDING.LOCAL
     hidden_vis = lief.ELF.Symbol.VISIBILITY.HIDDEN
     for symbol in binary.dynamic_symbols:
-        name = symbol.name
+        name = str(symbol.name)  # LIEF's stubs say str | bytes; dynamic symbol names come back as str
         if name in edit.rename:
             symbol.name = edit.rename[name]
             renamed += 1

@@ -131,7 +131,7 @@ def _fill_missing(versions: dict[str, set[str]], libraries: list[Library], base:
     for ns, soname in NAMESPACE_LIBRARY.items():
         if soname in found or ns in versions:
             continue
-        if ns in inherited:
+        if base is not None and ns in inherited:
             versions[ns] = set(inherited[ns])
             notes.append(f"no {soname} for {arch} under the root: {ns} versions copied from {base.name}")
         else:
@@ -162,7 +162,7 @@ def _glibc_release(root: Path, libraries: list[Library], versions: dict[str, set
     match = _RELEASE.search(libc.real.read_bytes())
     if match:
         return f"{int(match.group(1))}.{int(match.group(2))}"
-    newest = max((numeric(v) for v in versions.get("GLIBC", ()) if numeric(v)), default=None)
+    newest = max(filter(None, map(numeric, versions.get("GLIBC", ()))), default=None)
     if newest is None:
         raise UsageError(str(root / libc.path), "libc.so.6 names no glibc release and defines no GLIBC_ version")
     notes.append(f"{libc.path} has no 'release version' banner; the glibc release is taken from its "

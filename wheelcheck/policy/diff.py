@@ -6,6 +6,7 @@ release reads as one line ("GLIBC 2.40 on all 8 arches") rather than eight.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from wheelcheck.policy.policy_model import Policy
@@ -124,7 +125,7 @@ def _plain(value: object) -> object:
         return sorted(value)
     if isinstance(value, tuple):
         return list(value)
-    if hasattr(value, "items"):
+    if isinstance(value, Mapping):
         return dict(value)
     return value
 

@@ -61,10 +61,11 @@ def resolve_extends(entries: list[Entry], outside: ParentLookup | None = None) -
         if sibling is not None and sibling != index:
             parent = resolve(sibling, chain + (name,))
         else:
-            parent = outside(parent_name) if outside is not None else None
-            if parent is None:
+            found = outside(parent_name) if outside is not None else None
+            if found is None:
                 raise PolicyError(origin, f"policy {name}: extends {parent_name!r}, which is neither in this "
                                           f"file nor a bundled policy")
+            parent = found
         resolved[index] = (merge_documents(parent[0], doc, parent[1], origin), origin)
         return resolved[index]
 

@@ -20,6 +20,8 @@ from wheelcheck.policy.versions import NAMESPACE_LIBRARY, PRIVATE, is_version, n
 __all__ = ["check"]
 
 Issue = tuple[Policy, str, str, str]  # policy, field, message, severity
+# what a check yields: an Issue, or one without its severity (an error)
+Found = tuple[Policy, str, str] | tuple[Policy, str, str, str]
 _NAME = re.compile(r"^(manylinux|musllinux)_([0-9]+)_([0-9]+)$")
 _FAMILY_LIBC = {"manylinux": "glibc", "musllinux": "musl"}
 _LEGACY = {"manylinux1": "2.5", "manylinux2010": "2.12", "manylinux2014": "2.17"}
@@ -36,7 +38,7 @@ def check(policies: list[Policy]) -> list[Issue]:
     return [item if len(item) == 4 else (*item, "error") for item in found]  # errors unless marked
 
 
-def _name_agrees(p: Policy) -> Iterator[Issue]:
+def _name_agrees(p: Policy) -> Iterator[Found]:
     match = _NAME.match(p.name)
     if match:
         libc = _FAMILY_LIBC[match.group(1)]
@@ -53,7 +55,7 @@ def _name_agrees(p: Policy) -> Iterator[Issue]:
         yield p, "priority", "must be above 0 (priority 0 is the generic linux tag's)"
 
 
-def _versions_parse(p: Policy) -> Iterator[Issue]:
+def _versions_parse(p: Policy) -> Iterator[Found]:
     release = numeric(p.libc_version)
     for arch, namespaces in sorted(p.symbol_versions.items()):
         for ns, versions in sorted(namespaces.items()):
@@ -70,7 +72,7 @@ def _versions_parse(p: Policy) -> Iterator[Issue]:
                                     f"(right only if that glibc defines it, e.g. by a backport)", "warning"
 
 
-def _unlimited_libraries(p: Policy) -> Iterator[Issue]:
+def _unlimited_libraries(p: Policy) -> Iterator[Found]:
     """A whitelisted libstdc++/libgcc_s/libatomic/libz whose namespace is not listed allows any version."""
     if p.libc != "glibc":
         return
@@ -81,7 +83,7 @@ def _unlimited_libraries(p: Policy) -> Iterator[Issue]:
                                                     f"any {ns} version is allowed", "warning"
 
 
-def _unique_names(policies: list[Policy]) -> Iterator[Issue]:
+def _unique_names(policies: list[Policy]) -> Iterator[Found]:
     owner: dict[str, Policy] = {}
     for p in policies:
         for field, label in [("name", p.name)] + [("aliases", a) for a in p.aliases]:
@@ -93,7 +95,7 @@ def _unique_names(policies: list[Policy]) -> Iterator[Issue]:
                 yield p, field, f"{label} is the policy's own name"
 
 
-def _priorities_order(members: list[Policy]) -> Iterator[Issue]:
+def _priorities_order(members: list[Policy]) -> Iterator[Found]:
     by_priority = sorted(members, key=lambda p: -p.priority)
     for more, less in zip(by_priority, by_priority[1:]):
         if more.priority == less.priority:
@@ -106,7 +108,7 @@ def _priorities_order(members: list[Policy]) -> Iterator[Issue]:
                                         f"which targets an older {less.libc} ({less.libc_version})"
 
 
-def _more_compatible_allows_less(members: list[Policy]) -> Iterator[Issue]:
+def _more_compatible_allows_less(members: list[Policy]) -> Iterator[Found]:
     """Compare each policy with the next less compatible one (per arch: the next that covers it)."""
     ordered = sorted(members, key=lambda p: -p.priority)
     for more, less in zip(ordered, ordered[1:]):
@@ -131,7 +133,7 @@ def _more_compatible_allows_less(members: list[Policy]) -> Iterator[Issue]:
             yield from _versions_subset(more, less, arch)
 
 
-def _versions_subset(more: Policy, less: Policy, arch: str) -> Iterator[Issue]:
+def _versions_subset(more: Policy, less: Policy, arch: str) -> Iterator[Found]:
     mine, theirs = more.versions(arch), less.versions(arch)
     for ns in sorted(set(mine) | set(theirs)):
         field = f"symbol_versions.{arch}.{ns}"

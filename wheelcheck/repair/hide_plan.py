@@ -51,13 +51,13 @@ def plan_hiding(
     """``targets``: member paths of vendored libraries; ``prefixes``: path -> unique prefix for renames;
     ``extension_targets``: extension modules whose exports (but PyInit_* and what the wheel imports) to hide;
     ``already_unique``: names an earlier run renamed (left alone, so a second run changes nothing)."""
-    elves = {e.path: e for e in elves}
-    targets = [t for t in targets if t in elves]
+    by_path = {e.path: e for e in elves}
+    targets = [t for t in targets if t in by_path]
     keep_patterns = _reasons(keep_patterns)
-    exports = {t: {elves[t].symtab.names[i] for i in elves[t].symtab.export_indices()} for t in targets}
+    exports = {t: {by_path[t].symtab.names[i] for i in by_path[t].symtab.export_indices()} for t in targets}
     if already_unique is not None:
         exports = {t: {n for n in names if not already_unique.match(n)} for t, names in exports.items()}
-    provider = _providers(elves, targets, exports)
+    provider = _providers(by_path, targets, exports)
 
     renamed: dict[str, dict[str, str]] = {t: {} for t in targets}
     importer_renames: dict[str, dict[str, str]] = {}
@@ -88,15 +88,15 @@ def plan_hiding(
         previous = edits.get(importer, SymbolEdit())
         edits[importer] = SymbolEdit(previous.hide, {**previous.rename, **mapping})
     for ext in extension_targets:
-        if ext in elves and ext not in targets:
-            libraries.append(_hide_extension(elves, ext, keep_patterns, strings, edits))
+        if ext in by_path and ext not in targets:
+            libraries.append(_hide_extension(by_path, ext, keep_patterns, strings, edits))
     return HidingPlan(tuple(libraries), edits)
 
 
 def _providers(elves: dict[str, ElfInfo], targets: list[str], exports: dict[str, set[str]]) -> dict[str, dict[str, str]]:
     """importer -> {imported name: the vendored library it binds to}: the first, in the importer's
     breadth-first load order, that exports the name (as ld.so searches the loaded objects)."""
-    by_name = {}
+    by_name: dict[str, str] = {}
     for path, elf in elves.items():
         by_name.setdefault(path.rsplit("/", 1)[-1], path)
         if elf.soname:
@@ -108,7 +108,7 @@ def _providers(elves: dict[str, ElfInfo], targets: list[str], exports: dict[str,
         if not order:
             continue
         wanted = elf.symtab.undefined_names()
-        bound = {}
+        bound: dict[str, str] = {}
         for lib in order:
             for name in wanted & exports[lib]:
                 bound.setdefault(name, lib)

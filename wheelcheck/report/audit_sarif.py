@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path, PurePosixPath
+from typing import Any
 from urllib.parse import quote
 
 from wheelcheck.data import load_table
@@ -50,7 +51,7 @@ def sarif_log(report: AuditReport, *, base: Path | None = None) -> dict:
     notifications = [{"level": "error", "message": {"text": w.error},
                       "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(w, base)}}}]}
                      for w in report.wheels if w.error is not None]
-    invocation = {"executionSuccessful": report.exit_code != 2, "exitCode": report.exit_code}
+    invocation: dict[str, Any] = {"executionSuccessful": report.exit_code != 2, "exitCode": report.exit_code}
     if notifications:
         invocation["toolExecutionNotifications"] = notifications
     run = {
@@ -89,7 +90,7 @@ def _result(wheel: WheelReport, finding: Finding, index: dict[str, int], base: P
     if member:
         location["logicalLocations"] = [{"name": PurePosixPath(member).name, "fullyQualifiedName": member,
                                          "kind": "module"}]
-    result = {
+    result: dict[str, Any] = {
         "ruleId": finding.rule,
         "level": _LEVEL[finding.severity],
         "message": {"text": text},

@@ -73,7 +73,7 @@ def _summary(wheel: WheelReport, with_info: bool) -> list[Line]:
 
 
 def _table(report: AuditReport) -> list[Line]:
-    rows = [("wheel", "result", "deserves", "errors", "warnings", "infos", "seconds")]
+    rows: list[tuple[str, ...]] = [("wheel", "result", "deserves", "errors", "warnings", "infos", "seconds")]
     for w in report.wheels:
         if w.error is not None:
             rows.append((w.filename, "ERROR", "", "", "", "", ""))

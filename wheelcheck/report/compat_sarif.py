@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Any
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
@@ -54,7 +55,7 @@ def _result(pair: PairResult, finding: CompatFinding, index: dict[str, int], bas
     digest = hashlib.sha256()
     for part in (pair.subject["name"], member or "", finding.rule, finding.symbol or finding.message):
         digest.update(part.encode("utf-8") + b"\0")
-    result = {
+    result: dict[str, Any] = {
         "ruleId": finding.rule, "level": _LEVEL[finding.severity], "message": {"text": text},
         "locations": [location], "partialFingerprints": {FINGERPRINT_KEY: digest.hexdigest()},
         "properties": {"verdict": pair.verdict, "effect": finding.effect, "loader_message": finding.loader_message,

@@ -109,10 +109,10 @@ def _static(elf: ElfInfo, own: Upstream | None) -> list[Component]:
         entry = found.setdefault(stated.upstream.id, (stated.upstream.title, stated.upstream, [], []))
         entry[3].append(stated)
     out = []
-    for key, (title, upstream, symbol_evidence, stated) in sorted(found.items()):
-        versions = sorted({s.version for s in stated}) or [None]
+    for key, (title, upstream, symbol_evidence, statements) in sorted(found.items()):
+        versions: list[str | None] = [*sorted({s.version for s in statements})] or [None]
         for version in versions:  # two copies at two versions in one file are two components
-            strings = [Evidence("string", s.text) for s in stated if s.version == version]
+            strings = [Evidence("string", s.text) for s in statements if s.version == version]
             out.append(Component(
                 name=key, version=version, kind="static", file=elf.path, title=title,
                 upstream=upstream.id if upstream else None,

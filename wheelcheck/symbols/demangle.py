@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from wheelcheck.symbols.mangling import _DIGITS, _is_digit, _skip_balanced, source_name_length
+from wheelcheck.symbols.mangling import _DIGITS, _is_digit, _skip_balanced, source_name_length, source_name_span
 
 __all__ = ["demangle", "qualified_key"]
 
@@ -71,8 +71,7 @@ def qualified_key(name: str) -> str | None:
         elif c == "L" and _is_digit(name[i + 1:i + 2]):  # internal linkage
             i += 1
         elif _is_digit(c):
-            m = _DIGITS.match(name, i)
-            end = m.end() + source_name_length(m.group())
+            end = source_name_span(name, i)[1]
             if end > len(name):
                 return None
             key.append(name[i:end])

@@ -35,6 +35,13 @@ def _is_digit(c: str) -> bool:
     return c in _ASCII_DIGITS  # False for "" (past the end)
 
 
+def source_name_span(name: str, i: int) -> tuple[int, int]:
+    """(start, end) of the <source-name> whose length digits begin at ``i``; the caller has seen a digit there."""
+    m = _DIGITS.match(name, i)
+    assert m is not None, "caller checked _is_digit(name[i])"
+    return m.end(), m.end() + source_name_length(m.group())
+
+
 def has_new_abi(name: str) -> bool:
     """The std::__cxx11 inline namespace or the [abi:cxx11] tag: the new (C++11) ABI."""
     return "St7__cxx11" in name or "B5cxx11" in name
@@ -46,10 +53,8 @@ def _tokens(name: str):
     while i < n:
         c = name[i]
         if _is_digit(c):
-            m = _DIGITS.match(name, i)
-            length = source_name_length(m.group())
-            yield "name", name[m.end():m.end() + length]
-            i = m.end() + length
+            start, i = source_name_span(name, i)
+            yield "name", name[start:i]
         elif c == "S":
             nxt = name[i + 1:i + 2]
             if nxt.islower():
@@ -133,11 +138,10 @@ def short_name(name: str) -> str:
             i += 2
             continue
         if _is_digit(c):
-            m = _DIGITS.match(name, i)
-            end = m.end() + source_name_length(m.group())
+            start, end = source_name_span(name, i)
             if end > len(name):
                 return name
-            parts.append(name[m.end():end])
+            parts.append(name[start:end])
             i = end
         elif c == "I" and parts:
             i = _skip_balanced(name, i)
@@ -167,8 +171,7 @@ def _skip_balanced(name: str, i: int) -> int:
     while i < len(name):
         c = name[i]
         if _is_digit(c):
-            m = _DIGITS.match(name, i)
-            i = m.end() + source_name_length(m.group())
+            i = source_name_span(name, i)[1]
             continue
         if c == "S" or c == "T":
             nxt = name[i + 1:i + 2]

@@ -64,7 +64,7 @@ def _load_tree(model, index, root: ElfInfo, provided, unresolved, loaded_from) -
     loaded: dict[str, ElfInfo] = {_basename(root.path): root}
     if root.soname:
         loaded[root.soname] = root
-    queue = deque([(root, ())])  # (object, RPATH chain of its loaders)
+    queue: deque[tuple[ElfInfo, tuple[tuple[ElfInfo, str], ...]]] = deque([(root, ())])  # (object, RPATH chain of its loaders)
     seen = {root.path}
     loaded_from.setdefault(root.path, []).append(root.path)
     while queue:
