@@ -10,7 +10,7 @@ import tempfile
 import traceback
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, NoReturn, Optional
 
 import typer
 from rich.console import Console
@@ -61,7 +61,7 @@ class CxxAbi(str, Enum):
     new = "new"
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     _error_line(f"wheelcheck: error: {message}")
     raise typer.Exit(2)
 
@@ -259,10 +259,10 @@ def repair_command(
                                 plat=settings["plat"] or "auto", exclude=settings["exclude"],
                                 lib_path=settings["lib-path"], level=settings["zip-compression-level"], jobs=jobs,
                                 hide_symbols=settings["hide-symbols"], hide_extension_symbols=hide_extension_symbols,
-                                keep_symbols=keep_symbols or (), lib_sdir=lib_sdir, only_plat=only_plat,
+                                keep_symbols=tuple(keep_symbols or ()), lib_sdir=lib_sdir, only_plat=only_plat,
                                 strip=strip, isa_check=not disable_isa_ext_check, update_tags=not no_update_tags,
                                 allow_pure=allow_pure_python_wheel,
-                                ldpaths=None if ldpaths is None else [d for d in ldpaths.split(":") if d])
+                                ldpaths=None if ldpaths is None else tuple(d for d in ldpaths.split(":") if d))
     except WheelcheckError as exc:
         _fail(str(exc))
     # so a killed repair still removes its temporary file; the caller's handler is back afterwards
@@ -468,7 +468,7 @@ def show_command(
     verbose = _verbosity(ctx, verbose)
     dirs = list(lib_path or ()) + [d for d in (ldpaths or "").split(":") if d]
     try:
-        options = AuditOptions(policies=load_policies(policy_file), lib_path=dirs,
+        options = AuditOptions(policies=load_policies(policy_file), lib_path=tuple(dirs),
                                isa_check=not disable_isa_ext_check)
         view = show_wheel(wheel, options)
     except WheelcheckError as exc:

@@ -7,6 +7,7 @@ Kept apart from their meaning (elf_summary.py) so that the streaming summariser,
 from __future__ import annotations
 
 import struct
+from collections.abc import Mapping
 
 from elftools.elf.enums import ENUM_E_MACHINE, ENUM_E_TYPE, ENUM_EI_OSABI
 
@@ -52,7 +53,7 @@ def parse_header(data: bytes) -> dict:
     }
 
 
-def _name(enum: dict, value: int, prefix: str) -> str:
+def _name(enum: Mapping[str, int], value: int, prefix: str) -> str:
     for name, number in enum.items():
         if number == value and not name.startswith("_"):
             return name

@@ -164,9 +164,11 @@ class SparseFile:
             recent = list(self._recent)
             if recent and recent[0][0] <= start < recent[-1][0] + len(recent[-1][1]):
                 stop = min(end, recent[-1][0] + len(recent[-1][1]))
-                yield self._from_recent(start, stop)
-                start = stop
-                continue
+                piece = self._from_recent(start, stop)
+                if piece is not None:  # else the stream moved on meanwhile: fetch it again below
+                    yield piece
+                    start = stop
+                    continue
             stop = min([end] + [first for first, _last, _data in self._ranges if start < first < end]
                        + [at for at, _piece in recent if start < at < end])
             got = 0

@@ -244,7 +244,7 @@ def read_symbols(sparse: SparseFile, offset: int, count: int, elf_class: int, en
 def _column(view: memoryview, code: str, first: int, step: int, endian: str) -> array:
     """Every ``step``-th item of type ``code`` from item ``first``: one field of every record."""
     out = array(code)
-    out.frombytes(view.cast(code)[first::step].tobytes())
+    out.frombytes(view.cast(code)[first::step].tobytes())  # type: ignore[call-overload]  # code: an array typecode
     if endian != _NATIVE:
         out.byteswap()
     return out

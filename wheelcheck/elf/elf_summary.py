@@ -140,7 +140,7 @@ def summarize_file(path: str, name: str | None = None, digest=None, sha256: bool
                 yield piece
                 at += len(piece)
 
-        def reread(offset: int, length: int) -> Iterable[bytes]:
+        def reread(offset: int, length: int) -> Iterator[bytes]:
             end = min(offset + length, size)
             while offset < end:
                 piece = os.pread(fd, min(_FILE_PIECE, end - offset), offset)
@@ -224,6 +224,8 @@ class _Summary:
             return  # not yet: the dynamic segment or the kept prefix is still coming
         self._early_checked = True
         header = self.header
+        if header is None:
+            return  # no header yet: the tables are read at the end
         try:  # malformed: left to the end, where the same reading raises the error in its place
             tags = {tag: value for tag, value in dynamic_entries(
                 sparse.read(dynamic[0], min(dynamic[1], _MAX_DYNAMIC)), header["class"], header["endian"])}

@@ -96,8 +96,8 @@ def repaired_model(model: WheelModel, plan: RepairPlan, changes: Changes, filena
     elves = []
     for elf in model.elves:
         path = edits.get(elf.path)
-        elves.append(elf if path is None else summarize_contents(changes.data(path), path))
-    elves += [summarize_contents(changes.data(g.member), g.member) for g in plan.grafts if not g.in_wheel]
+        elves.append(elf if path is None else summarize_contents(changes.changed_data(path), path))
+    elves += [summarize_contents(changes.changed_data(g.member), g.member) for g in plan.grafts if not g.in_wheel]
     members = model.members + tuple(name for name in changes.add if name not in model.members)
     return replace(model, filename=filename, tags=tags, elves=tuple(elves), members=members,
                    root_is_purelib=False, record_problems=())

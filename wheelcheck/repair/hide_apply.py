@@ -77,7 +77,7 @@ def hide_symbols(model: WheelModel, changes: Changes, reader: WheelReader, *, wo
         with tempfile.TemporaryDirectory(prefix="wheelcheck-hide-") as tmp:
             hidden = hide_symbols(model, changes, reader, workdir=tmp, keep_patterns=keep_patterns,
                                   extensions=extensions, lib_sdir=lib_sdir)
-            return replace(hidden, changed={m: Path(f).read_bytes() for m, f in hidden.changed.items()})
+            return replace(hidden, changed={m: f.read_bytes() if isinstance(f, Path) else f for m, f in hidden.changed.items()})
     work = Path(workdir)
     files = {elf.path: _as_file(changes.data(elf.path), reader, elf.path, work / f"hide-input-{i}.so")
              for i, elf in enumerate(model.elves)}

@@ -72,6 +72,7 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
         choice, located = _choose(model, options, audit_options, arch, libc, candidates, requested)
         if choice is None or choice.verdict.is_linux or (requested is not None and not choice.verdict.meets(requested)):
             return _unreachable(outcome, choice, requested, arch, candidates, audit_options)
+        assert located is not None, "a choice is made from located libraries"
         add, remove = _retagging(model, options, choice.verdict, requested, arch, libc)
         if not options.update_tags:  # auditwheel's --no-update-tags, as long as the claims stay true
             unmet = sorted(remove - {f"linux_{arch}", "any"})

@@ -51,7 +51,7 @@ class MemberStream:
         self._start = _data_start(path, fd, info)
         self._gap = max(_MIN_CHECKPOINT_GAP, info.file_size // _MAX_CHECKPOINTS)
         self._marks: list[int] = [0]  # output offsets of the checkpoints, ascending
-        self._states: list[tuple[int, object]] = [(0, None)]  # (compressed offset, decompressor copy)
+        self._states: list[tuple[int, zlib._Decompress | None]] = [(0, None)]  # (compressed offset, decompressor copy)
         self._lock = threading.Lock()  # the first pass and rereads (another thread) both add checkpoints
 
     # -- the first pass

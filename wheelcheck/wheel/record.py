@@ -35,7 +35,8 @@ def digest_field(algorithm: str, digest: bytes) -> str:
 
 def record_rows(text: str) -> list[tuple[str, str, str]]:
     """The rows of a RECORD text in order, each padded to (path, hash, size)."""
-    return [tuple((row + ["", ""])[:3]) for row in csv.reader(io.StringIO(text)) if row]
+    return [(path, digest, size) for row in csv.reader(io.StringIO(text)) if row
+            for path, digest, size in [(row + ["", ""])[:3]]]
 
 
 def render_record(rows: list[tuple[str, str, str]]) -> bytes:

@@ -120,9 +120,9 @@ def _summarize_all(reader: WheelReader, members: list[ZipInfo], algorithms: list
                 if futures[future] > first:
                     future.cancel()
             wait(pending)
-            failed = sorted((futures[f], f.exception()) for f in futures if not f.cancelled()
-                            and f.exception() is not None and not isinstance(f.exception(), _Stopped))
-            raise failed[0][1]
+            failed = [(futures[f], error) for f in futures if not f.cancelled()
+                      and (error := f.exception()) is not None and not isinstance(error, _Stopped)]
+            raise min(failed, key=lambda pair: pair[0])[1]  # the first in wheel order, as one by one would raise
         for future, i in futures.items():
             results[i] = future.result()
     return results

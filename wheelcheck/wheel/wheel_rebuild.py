@@ -19,7 +19,7 @@ import hashlib
 import os
 import zipfile
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Set
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -69,6 +69,13 @@ class Changes:
         new = self.add.get(member)
         return None if new is None else new.data
 
+    def changed_data(self, member: str) -> Contents:
+        """The new contents of a member known to have changed; KeyError (a bug) when it has not."""
+        data = self.data(member)
+        if data is None:
+            raise KeyError(member)
+        return data
+
     def with_data(self, updates: Mapping[str, Contents]) -> Changes:
         """These changes with ``updates`` (member -> contents) on top; a new member keeps its mode."""
         replace, add = dict(self.replace), dict(self.add)
@@ -96,7 +103,7 @@ def reproducible_date_time(reader: WheelReader, environ: Mapping[str, str] = os.
         except (ValueError, OverflowError, OSError):
             raise UsageError("SOURCE_DATE_EPOCH", f"{raw!r} is not a number of seconds since 1970") from None
         return min(max(stamp, _ZIP_EPOCH), _ZIP_END)
-    return max((tuple(e.date_time) for e in reader.entries), default=_ZIP_EPOCH)
+    return max((e.date_time for e in reader.entries), default=_ZIP_EPOCH)
 
 
 def rebuild_wheel(
@@ -107,7 +114,7 @@ def rebuild_wheel(
     add: Mapping[str, NewMember] = {},
     date_time: DateTime,
     level: int = 6,
-    rehash: set[str] = frozenset(),
+    rehash: Set[str] = frozenset(),
 ) -> RebuildStats:
     """Write ``reader``'s wheel to ``out_path`` with members replaced and added. Raises OSError on write.
 
@@ -186,7 +193,7 @@ def _file_pieces(path: Path) -> Iterator[bytes]:
         yield from iter(lambda: f.read(_PIECE), b"")
 
 
-def _kept_rows(reader: WheelReader, old_rows: list[tuple[str, str, str]], rehash: set[str],
+def _kept_rows(reader: WheelReader, old_rows: list[tuple[str, str, str]], rehash: Set[str],
                skip: set[str]) -> dict[str, tuple[str, str, str]]:
     """The RECORD row of each file member copied unchanged (not directories, nor those in ``skip``)."""
     old_by_name = {row[0]: row for row in old_rows}

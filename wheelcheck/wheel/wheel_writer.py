@@ -21,7 +21,7 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 from wheelcheck.errors import BadWheelError, OutputError
 from wheelcheck.wheel import _zipformat as zf
@@ -39,6 +39,12 @@ def deflate(data: bytes, level: int) -> bytes:
     return compressor.compress(data) + compressor.flush()
 
 
+class HasFileno(Protocol):
+    """What a raw copy reads from: a file descriptor for positional reads (a file, or an open WheelReader)."""
+
+    def fileno(self) -> int: ...
+
+
 class ZipWriter:
     """Write a zip member by member to ``out`` (an unbuffered binary file open for writing at offset 0)."""
 
@@ -53,7 +59,7 @@ class ZipWriter:
     def count(self) -> int:
         return len(self._central)
 
-    def copy_raw(self, source: BinaryIO, info: zipfile.ZipInfo, source_name: str = "") -> None:
+    def copy_raw(self, source: HasFileno, info: zipfile.ZipInfo, source_name: str = "") -> None:
         """Copy member ``info`` of the zip open as ``source``, its compressed data untouched."""
         where = source_name or getattr(source, "name", "zip")
         if info.flag_bits & zf.FLAG_ENCRYPTED:
@@ -201,7 +207,7 @@ class ZipWriter:
             view = view[written:]
         self._offset += len(data)
 
-    def _copy(self, source: BinaryIO, start: int, count: int, where: str, member: str) -> None:
+    def _copy(self, source: HasFileno, start: int, count: int, where: str, member: str) -> None:
         src, dst = source.fileno(), self._out.fileno()
         left, pos = count, start
         while left:
