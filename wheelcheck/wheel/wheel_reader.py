@@ -61,8 +61,7 @@ class WheelReader:
     def fileno(self) -> int:
         """The open wheel's file descriptor, for positional reads and raw copies (never moved by them)."""
         fp = self._zip.fp
-        if fp is None:
-            raise ValueError(f"{self.path}: read after the wheel was closed")  # a bug, not bad input
+        assert fp is not None, "read after the wheel was closed"  # a bug, not bad input
         return fp.fileno()
 
     def __enter__(self) -> WheelReader:

@@ -70,10 +70,9 @@ class Changes:
         return None if new is None else new.data
 
     def changed_data(self, member: str) -> Contents:
-        """The new contents of a member known to have changed; KeyError (a bug) when it has not."""
+        """The new contents of a member known to have changed (asking for any other is a bug)."""
         data = self.data(member)
-        if data is None:
-            raise KeyError(member)
+        assert data is not None, f"{member!r} has not changed"
         return data
 
     def with_data(self, updates: Mapping[str, Contents]) -> Changes:
