@@ -296,3 +296,28 @@ def test_newline_in_a_member_name_of_repair(seeds, tmp_path):
     wheel = write(tmp_path, assemble(archive))
     assert_one_line_error(wheelcheck("repair", "-w", tmp_path / "out", wheel, cwd=tmp_path), wheel.name, "\\n")
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
+
+
+def test_a_worker_that_dies_reading_an_environment_is_a_clean_error(seeds, tmp_path):
+    """conflicts --env reads large environments' ELF files on processes: one killed is one clean error."""
+    site = tmp_path / "site-packages"
+    (site / "pkg").mkdir(parents=True)
+    info = site / "pkg-1.0.dist-info"
+    info.mkdir()
+    padded = seeds["host"] + bytes(9 << 20)  # two of them pass the 16 MB threshold for processes
+    for name in ("_a.so", "_b.so"):
+        (site / "pkg" / name).write_bytes(padded)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n")
+    (info / "RECORD").write_text("pkg/_a.so,,\npkg/_b.so,,\npkg-1.0.dist-info/METADATA,,\npkg-1.0.dist-info/RECORD,,\n")
+    script = textwrap.dedent(f"""
+        import os, signal, sys
+        import wheelcheck.conflicts.read_distributions as reading
+        def killed(*args, **kwargs):
+            os.kill(os.getpid(), signal.SIGKILL)
+        reading._summarize_batch = killed  # what the forked workers run
+        from wheelcheck.cli import main
+        sys.argv = ["wheelcheck", "conflicts", "--jobs", "2", "--env", {str(site)!r}]
+        main()
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert_one_line_error(proc, "pkg/_", "worker process died")

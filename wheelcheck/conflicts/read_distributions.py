@@ -17,6 +17,7 @@ import re
 import subprocess
 import sys
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from email.parser import HeaderParser
 from pathlib import Path
 
@@ -166,11 +167,18 @@ def _summarize_files(wanted: list[tuple[Path, str]], jobs: int | None) -> list[E
         batches[lightest].append(i)
         loads[lightest] += sizes[i]
     results: list = [None] * len(wanted)
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [(b, pool.submit(_summarize_batch, [(str(wanted[i][0]), wanted[i][1]) for i in b])) for b in batches]
-        for batch, future in futures:
-            for i, info in zip(batch, future.result()):
-                results[i] = info
+    batch: list[int] = []
+    try:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = [(b, pool.submit(_summarize_batch, [(str(wanted[i][0]), wanted[i][1]) for i in b]))
+                       for b in batches]
+            for batch, future in futures:
+                for i, info in zip(batch, future.result()):
+                    results[i] = info
+    except BrokenProcessPool:  # a worker was killed (out of memory, a signal): no error came back to raise
+        site, rel = wanted[batch[0]] if batch else wanted[0]
+        raise BadElfError(str(site / rel), "a worker process died while reading the files of the environment "
+                                           "(killed, or out of memory); --jobs 1 reads them in this process") from None
     return results
 
 
