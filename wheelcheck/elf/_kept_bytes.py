@@ -8,12 +8,13 @@ from a checkpoint; for a file on disk: read), a range at a time, never the whole
 
 from __future__ import annotations
 
+import os
 from collections import deque
 from collections.abc import Callable, Iterator
 
 from wheelcheck.errors import ElfFormatError
 
-__all__ = ["SparseFile", "Reread", "WINDOW"]
+__all__ = ["SparseFile", "Reread", "WINDOW", "FILE_PIECE", "pread_range"]
 
 WINDOW = 8 << 20  # the prefix kept: the dynamic tables of all but the largest C++ libraries end within it
 RECENT = 8 << 20  # the last bytes pushed, kept too: patchelf moves tables to the end, just before .dynamic
@@ -22,6 +23,19 @@ _FETCH_MIN = 1 << 18  # a fetch brings at least this much: the version chains re
 
 # reread(offset, size): the bytes [offset, offset + size) in pieces, in order
 Reread = Callable[[int, int], Iterator[bytes]]
+FILE_PIECE = 1 << 20  # a file on disk is read this much at a time
+
+
+def pread_range(fd: int, size: int, offset: int, length: int) -> Iterator[bytes]:
+    """A ``Reread`` for an open file of ``size`` bytes (``partial(pread_range, fd, size)``): positional reads,
+    so threads may share ``fd``; stops early where the file does."""
+    end = min(offset + length, size)
+    while offset < end:
+        piece = os.pread(fd, min(FILE_PIECE, end - offset), offset)
+        if not piece:
+            return
+        yield piece
+        offset += len(piece)
 
 
 class SparseFile:

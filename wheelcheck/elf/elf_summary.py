@@ -17,12 +17,13 @@ import threading
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from functools import partial
 
 from wheelcheck.elf import _tables
 from wheelcheck.elf._elf_layout import (HEADER_SIZE, PF_W, PF_X, PT_DYNAMIC, PT_GNU_STACK, PT_INTERP, PT_LOAD,
                                         PT_NOTE, dynamic_entries, parse_header, parse_program_headers,
                                         program_header_span)
-from wheelcheck.elf._kept_bytes import WINDOW, Reread, SparseFile
+from wheelcheck.elf._kept_bytes import FILE_PIECE, WINDOW, Reread, SparseFile, pread_range
 from wheelcheck.elf._string_scan import SpanScanner
 from wheelcheck.elf.arch import arch_of, x86_isa_level
 from wheelcheck.elf.elf_info import ElfInfo, SymbolTable, VersionNeed
@@ -60,7 +61,6 @@ _SONAME_END = re.compile(rb"\.so(?:\.[0-9]+)*(?=\x00)")
 _NAME_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+-."
 _NOT_NAME = bytes(0 if i in _NAME_BYTES else 1 for i in range(256))  # translate table: 1 = ends a run
 _MAX_SONAME_STRINGS = 256  # a file naming more is not listing libraries to load
-_FILE_PIECE = 1 << 20
 _EARLY_MIN = 32 << 20  # tables are read while the file streams on only when this much is still to come
 _AHEAD_KEPT = 32 << 20  # the most kept of tables found to lie ahead when the dynamic section passes
 # DT_SYMTAB, DT_STRTAB, DT_HASH, DT_GNU_HASH, DT_VERSYM, DT_VERNEED, DT_VERDEF: where the tables start
@@ -132,7 +132,7 @@ def summarize_file(path: str, name: str | None = None, digest=None, sha256: bool
         def pieces() -> Iterable[bytes]:
             at = 0
             while at < size:
-                piece = os.pread(fd, min(_FILE_PIECE, size - at), at)
+                piece = os.pread(fd, min(FILE_PIECE, size - at), at)
                 if not piece:
                     raise ElfFormatError(f"the file ended at byte {at!r} while being read")
                 if digest is not None:
@@ -140,19 +140,10 @@ def summarize_file(path: str, name: str | None = None, digest=None, sha256: bool
                 yield piece
                 at += len(piece)
 
-        def reread(offset: int, length: int) -> Iterator[bytes]:
-            end = min(offset + length, size)
-            while offset < end:
-                piece = os.pread(fd, min(_FILE_PIECE, end - offset), offset)
-                if not piece:
-                    return
-                yield piece
-                offset += len(piece)
-
         head = os.pread(fd, 4, 0)
         if not is_elf(head):
             raise BadElfError(name or path, "not an ELF file (no ELF magic)")
-        return summarize_stream(pieces(), size, name or path, reread,
+        return summarize_stream(pieces(), size, name or path, partial(pread_range, fd, size),
                                 sha256=digest.hexdigest if sha256 and digest.name == "sha256" else None)
 
 

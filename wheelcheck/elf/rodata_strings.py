@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import os
 import re
+from functools import partial
 
 from wheelcheck.elf._elf_layout import (HEADER_SIZE, PT_DYNAMIC, PT_LOAD, dynamic_entries, parse_header,
                                         parse_program_headers, program_header_span)
-from wheelcheck.elf._kept_bytes import SparseFile
+from wheelcheck.elf._kept_bytes import SparseFile, pread_range
 from wheelcheck.elf._string_scan import SpanScanner
 from wheelcheck.elf.elf_summary import file_ranges
 
@@ -22,7 +23,6 @@ __all__ = ["identifier_strings", "identifier_strings_of_file"]
 _IDENT = re.compile(rb"(?<=\x00)[A-Za-z_][A-Za-z0-9_.$@]{1,200}(?=\x00)")
 _PF_W = 0x2
 _DT_STRTAB, _DT_STRSZ = 5, 10
-_PIECE = 1 << 20
 
 
 def _identifier_matches(text: bytes, pos: int, endpos: int):
@@ -38,17 +38,7 @@ def identifier_strings_of_file(path: str | os.PathLike) -> frozenset[str]:
     with open(path, "rb", buffering=0) as f:
         fd = f.fileno()
         size = os.fstat(fd).st_size
-
-        def reread(offset: int, length: int):
-            end = min(offset + length, size)
-            while offset < end:
-                piece = os.pread(fd, min(_PIECE, end - offset), offset)
-                if not piece:
-                    return
-                yield piece
-                offset += len(piece)
-
-        return _identifiers(SparseFile(size, reread, window=0))
+        return _identifiers(SparseFile(size, partial(pread_range, fd, size), window=0))
 
 
 def _identifiers(source: SparseFile) -> frozenset[str]:
