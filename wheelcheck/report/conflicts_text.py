@@ -7,7 +7,7 @@ Info findings are shown with -v; the files of a finding beyond the first few wit
 from __future__ import annotations
 
 from wheelcheck.conflicts.conflict_findings import ConflictFinding, ConflictReport, ProcessReport
-from wheelcheck.report.text_lines import SEVERITY_STYLE, Line, plural
+from wheelcheck.report.text_lines import SEVERITY_STYLE, Line, explanation_lines, plural
 
 __all__ = ["render_conflicts_text"]
 
@@ -59,13 +59,7 @@ def _finding_lines(finding: ConflictFinding, verbosity: int, explained: set[tupl
             out.append(Line(f"      {p.distribution} {p.version}: {p.file} ({p.count})", "dim"))
         if len(providers) < len(finding.providers):
             out.append(Line(f"      ... and {len(finding.providers) - len(providers)} more files (-vv)", "dim"))
-    key = (finding.rule, finding.explanation, finding.hint)
-    if key not in explained:
-        explained.add(key)
-        if finding.explanation:
-            out.append(Line(f"      why: {finding.explanation}", "dim"))
-        if finding.hint:
-            out.append(Line(f"      fix: {finding.hint}", "dim"))
+    out += explanation_lines(finding.rule, finding.explanation, finding.hint, explained, "      ")
     if verbosity > 0 and finding.symbols:
         out.append(Line(f"      symbols: {', '.join(finding.symbols)}", "dim"))
     return out

@@ -7,7 +7,7 @@ with -v, then why it breaks programs and how to fix it: once per rule and wordin
 from __future__ import annotations
 
 from wheelcheck.audit.finding_groups import FindingGroup
-from wheelcheck.report.text_lines import SEVERITY_STYLE, Line, and_list, plural
+from wheelcheck.report.text_lines import SEVERITY_STYLE, Line, and_list, explanation_lines, plural
 
 __all__ = ["group_lines", "describe_files", "FILES_SHOWN"]
 
@@ -21,13 +21,7 @@ def group_lines(group: FindingGroup, verbosity: int, explained: set[tuple], inde
     head = f"{indent}{group.severity} {group.rule}: " + (f"{where}: " if where else "") + group.headline
     out = [Line(head, SEVERITY_STYLE[group.severity])]
     out += _file_lines(group, verbosity, indent + "  ")
-    key = (group.rule, group.explanation, group.hint)
-    if key not in explained:
-        explained.add(key)
-        if group.explanation:
-            out.append(Line(f"{indent}  why: {group.explanation}", "dim"))
-        if group.hint:
-            out.append(Line(f"{indent}  fix: {group.hint}", "dim"))
+    out += explanation_lines(group.rule, group.explanation, group.hint, explained, indent + "  ")
     return out
 
 

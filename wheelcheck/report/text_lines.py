@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple
 
-__all__ = ["Line", "SEVERITY_STYLE", "as_text", "plural", "and_list"]
+__all__ = ["Line", "SEVERITY_STYLE", "as_text", "plural", "and_list", "explanation_lines"]
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
 
@@ -32,3 +32,16 @@ def plural(count: int, word: str, many: str | None = None) -> str:
 def and_list(items: list[str]) -> str:
     """'a', 'a and b', 'a, b and c'."""
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def explanation_lines(rule: str, explanation: str, hint: str, explained: set[tuple], indent: str) -> list[Line]:
+    """``why:`` and ``fix:`` lines, once per (rule, explanation, hint) in a report: ``explained`` holds those
+    already shown and is updated here."""
+    key = (rule, explanation, hint)
+    if key in explained:
+        return []
+    explained.add(key)
+    out = [Line(f"{indent}why: {explanation}", "dim")] if explanation else []
+    if hint:
+        out.append(Line(f"{indent}fix: {hint}", "dim"))
+    return out
