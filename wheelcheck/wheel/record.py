@@ -35,8 +35,12 @@ def digest_field(algorithm: str, digest: bytes) -> str:
 
 def record_rows(text: str) -> list[tuple[str, str, str]]:
     """The rows of a RECORD text in order, each padded to (path, hash, size)."""
-    return [(path, digest, size) for row in csv.reader(io.StringIO(text)) if row
-            for path, digest, size in [(row + ["", ""])[:3]]]
+    rows = []
+    for row in csv.reader(io.StringIO(text)):
+        if row:
+            path, digest, size = (row + ["", ""])[:3]
+            rows.append((path, digest, size))
+    return rows
 
 
 def render_record(rows: list[tuple[str, str, str]]) -> bytes:
