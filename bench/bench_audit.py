@@ -37,6 +37,7 @@ import zlib
 from pathlib import Path
 
 from packaging.utils import parse_wheel_filename
+from timing import print_table
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_CORPUS = Path.home() / ".cache" / "wheelcheck-corpus"
@@ -241,12 +242,7 @@ def main() -> int:
                      f"{wc_rss:.0f}", f"{j1_rss:.0f}", f"{floor_cpu:.2f}", f"{wc_cpu:.2f}", f"{j1_cpu:.2f}", agree])
         print(" | ".join(rows[-1]), file=sys.stderr, flush=True)
     if rows:
-        widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
-        line = lambda cells: "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"  # noqa: E731
-        print(line(cols))
-        print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-        for row in rows:
-            print(line(row))
+        print_table(cols, rows)
     if args.directory:
         directory = Path(args.directory).expanduser()
         members = sorted(directory.glob("*.whl"))

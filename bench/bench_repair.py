@@ -26,6 +26,7 @@ import time
 import zipfile
 from pathlib import Path
 
+from timing import print_table
 from wheelcheck.repair.retag import retag_filename, retag_wheel_text
 from wheelcheck.wheel.wheel_reader import WheelReader
 from wheelcheck.wheel.wheel_rebuild import NewMember, rebuild_wheel
@@ -142,12 +143,7 @@ def main() -> int:
                          f"{aw_s / wc_s:.1f}x", f"{aw_mb:.2f}", f"{wc_mb:.2f}", f"{(wc_mb - aw_mb) / aw_mb * 100:+.2f}%",
                          "yes" if same else "NO"])
             print(" | ".join(rows[-1]), file=sys.stderr, flush=True)
-    widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
-    line = lambda cells: "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"  # noqa: E731
-    print(line(cols))
-    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    for row in rows:
-        print(line(row))
+    print_table(cols, rows)
     return 0
 
 
