@@ -399,6 +399,11 @@ def _endless_gnu_hash(layout: ElfLayout, out: bytearray) -> bool:
     out[offset:offset + size] = bytes(size)
     struct.pack_into(layout.endian + "IIII", out, offset, 1, 1, 1, 6)
     struct.pack_into(layout.endian + "I", out, offset + 16 + layout.word, 1)
+    return _point_gnu_hash(layout, out, vaddr)
+
+
+def _point_gnu_hash(layout: ElfLayout, out: bytearray, vaddr: int) -> bool:
+    """DT_GNU_HASH at ``vaddr``: the file's own entry, else its DT_HASH entry turned into one."""
     return layout.set_dyn(out, DT["GNU_HASH"], vaddr) or layout.set_dyn(out, DT["GNU_HASH"], vaddr,
                                                                         replacing=DT["HASH"])
 
@@ -411,8 +416,7 @@ def _huge_gnu_buckets(layout: ElfLayout, out: bytearray) -> bool:
     nbuckets = (size - 32) // 4
     struct.pack_into(layout.endian + "IIII", out, offset, nbuckets, 0, 1, 6)
     struct.pack_into(f"{layout.endian}{nbuckets}I", out, offset + 16 + layout.word, *range(nbuckets))
-    return layout.set_dyn(out, DT["GNU_HASH"], vaddr) or layout.set_dyn(out, DT["GNU_HASH"], vaddr,
-                                                                        replacing=DT["HASH"])
+    return _point_gnu_hash(layout, out, vaddr)
 
 
 def _overlapping_names(layout: ElfLayout, out: bytearray) -> bool:
