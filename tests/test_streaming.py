@@ -9,6 +9,7 @@ import re
 import tracemalloc
 import zipfile
 import zlib
+from array import array
 
 import pytest
 
@@ -240,3 +241,24 @@ def _untimed(report: dict) -> dict:
     if "summary" in report:
         report["summary"] = {k: v for k, v in report["summary"].items() if k != "seconds"}
     return report
+
+
+@pytest.mark.parametrize("part", [64, 1 << 20])
+def test_string_table_names_equal_single_gets_ascii_or_not(monkeypatch, part):
+    """The names cut at once (an ASCII table decoded once, or any other name by name, invalid UTF-8
+    replaced) are those ``get`` reads one by one, tail-merged names and parts included."""
+    monkeypatch.setattr(_tables, "_PART", part)
+    monkeypatch.setattr(_tables, "_OVERLAP", 16)
+    rng = random.Random(5)
+    for extra in (b"", "caf\u00e9".encode(), b"bad\xff\xfe", "\u4e2d".encode()):
+        words = [b"_ZN3foo3barEv", b"malloc", b"x" * 40, b"PyInit_m", extra or b"abc"] * 30
+        rng.shuffle(words)
+        table = b"\0" + b"\0".join(words) + b"\0"
+        starts = [i + 1 for i in range(len(table) - 1) if table[i] == 0 and i + 1 < len(table)]
+        offsets = starts + [s + 2 for s in starts[:20] if table[s + 2] != 0]  # tails of names too
+        rng.shuffle(offsets)
+        sparse = _kept_bytes.SparseFile.whole(table)
+        want = [_tables.StringTable(sparse, 0, len(table)).get(o) for o in offsets]
+        got = _tables.StringTable(sparse, 0, len(table)).names(array("I", offsets))
+        assert list(got) == want
+        assert any("\ufffd" in n for n in got) == (extra not in (b"", "caf\u00e9".encode()))  # tails cut "\u4e2d" too

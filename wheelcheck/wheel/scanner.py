@@ -4,7 +4,9 @@ Each ELF member is inflated once, in pieces: as each piece passes it is checked 
 RECORD (and for the bill of materials: one sha256 pass serves both when RECORD uses sha256, as it nearly
 always does) and fed to the ELF summary, then dropped, so memory does not grow with the member. Inflating and
 hashing release the GIL: with ``jobs`` above 1, several members stream at once on threads, each inflated
-on a thread of its own a few pieces ahead of the thread that hashes and summarises it.
+on a thread of its own a few pieces ahead of the thread that hashes and summarises it. Parsing holds the GIL,
+so a large wheel's members are also split between this process and forked children (``jobs`` processes in
+all), each summarising its share; only the summaries come back.
 """
 
 from __future__ import annotations
@@ -15,14 +17,15 @@ import threading
 import zlib
 from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from functools import partial
 from email.parser import HeaderParser
 from pathlib import Path
-from zipfile import ZipInfo
+from zipfile import ZIP_DEFLATED, ZIP_STORED, ZipInfo
 
 from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.elf.elf_summary import is_elf, summarize_stream
-from wheelcheck.errors import BadElfError
+from wheelcheck.errors import BadElfError, BadWheelError
 from wheelcheck.wheel._read_ahead import ahead
 from wheelcheck.wheel.wheel_reader import WheelReader, looks_like_shared_object
 from wheelcheck.wheel.record import digest_field
@@ -30,6 +33,8 @@ from wheelcheck.wheel.record import digest_field
 __all__ = ["scan_wheel", "scan_reader", "Progress", "default_jobs"]
 
 _AHEAD = 1 << 20  # members smaller than this are inflated on the thread that summarises them
+_THREADS_MIN = 4 << 20  # ELF bytes in all below which members stream one after another: threads would cost more
+_PROCESSES_MIN = 64 << 20  # ELF bytes in all from which members are summarised on processes too (_forked.py)
 PROGRESS_STEP = 32 << 20  # within a large member, progress moves at least this often
 # GNU ld scripts named like libraries (intel-cmplr-lib-rt's libintlc.so is "INPUT (libintlc.so.5)"): only the
 # link editor reads them, the loader never does, so they are not the wheel's ELF files and not bad input
@@ -101,9 +106,34 @@ def scan_reader(reader: WheelReader, jobs: int | None = None, progress: Progress
 
 def _summarize_all(reader: WheelReader, members: list[ZipInfo], algorithms: list[str], jobs: int,
                    tally: _Tally) -> list[tuple[ElfInfo, str]]:
+    """Each member's (summary, RECORD digest), in order; raises the error the first failing member (in wheel
+    order) raises, as reading them one after another would."""
+    try:
+        if jobs <= 1 or tally.total < _THREADS_MIN:
+            return _one_by_one(reader, members, algorithms, tally)
+        buckets = _process_buckets(members, jobs) if tally.total >= _PROCESSES_MIN else []
+        if buckets:
+            return _on_processes(reader, members, algorithms, jobs, tally, buckets)
+        return _on_threads(reader, members, algorithms, jobs, tally)
+    except _Failed as failed:
+        raise failed.error from None
+
+
+def _one_by_one(reader: WheelReader, members: list[ZipInfo], algorithms: list[str],
+                tally: _Tally) -> list[tuple[ElfInfo, str]]:
+    results = []
+    for i, (member, algorithm) in enumerate(zip(members, algorithms)):
+        try:
+            results.append(_summarize_one(reader, member, algorithm, tally, i, pipelined=False))
+        except Exception as exc:
+            raise _Failed(i, exc) from None
+    return results
+
+
+def _on_threads(reader: WheelReader, members: list[ZipInfo], algorithms: list[str], jobs: int,
+                tally: _Tally) -> list[tuple[ElfInfo, str]]:
     if jobs <= 1 or len(members) <= 1 and (not members or members[0].file_size < _AHEAD):
-        return [_summarize_one(reader, m, algo, tally, i, pipelined=False)
-                for i, (m, algo) in enumerate(zip(members, algorithms))]
+        return _one_by_one(reader, members, algorithms, tally)
     # largest first, so the longest member starts at once and the small ones fill in around it
     order = sorted(range(len(members)), key=lambda i: -members[i].file_size)
     results: list = [None] * len(members)
@@ -122,10 +152,76 @@ def _summarize_all(reader: WheelReader, members: list[ZipInfo], algorithms: list
             wait(pending)
             failed = [(futures[f], error) for f in futures if not f.cancelled()
                       and (error := f.exception()) is not None and not isinstance(error, _Stopped)]
-            raise min(failed, key=lambda pair: pair[0])[1]  # the first in wheel order, as one by one would raise
+            raise _Failed(*min(failed, key=lambda pair: pair[0]))  # the first in wheel order
         for future, i in futures.items():
             results[i] = future.result()
     return results
+
+
+def _process_buckets(members: list[ZipInfo], jobs: int) -> list[list[int]]:
+    """Member indices in up to ``jobs`` groups of about equal bytes, the largest group first (it stays in
+    this process: what a child summarises is pickled back, and the largest tables cost most to send); [] when
+    the members should not leave this process."""
+    if len(members) < 2 or any(m.compress_type not in (ZIP_STORED, ZIP_DEFLATED) for m in members):
+        return []  # other methods read through zipfile, whose file position a child would share
+    from wheelcheck.wheel._forked import can_fork
+
+    if not can_fork():
+        return []
+    count = min(jobs, len(members))
+    buckets: list[list[int]] = [[] for _ in range(count)]
+    loads = [0] * count
+    for i in sorted(range(len(members)), key=lambda i: -members[i].file_size):
+        lightest = loads.index(min(loads))
+        buckets[lightest].append(i)
+        loads[lightest] += members[i].file_size
+    buckets = [sorted(b) for b, _load in sorted(zip(buckets, loads), key=lambda pair: -pair[1]) if b]
+    return buckets if len(buckets) > 1 else []
+
+
+def _on_processes(reader: WheelReader, members: list[ZipInfo], algorithms: list[str], jobs: int, tally: _Tally,
+                  buckets: list[list[int]]) -> list[tuple[ElfInfo, str]]:
+    """The first bucket summarised here (on threads), each other one in a forked child at the same time."""
+    from wheelcheck.wheel._forked import ChildDied, Forked
+
+    def part(bucket: list[int]) -> tuple[list[ZipInfo], list[str]]:
+        return [members[i] for i in bucket], [algorithms[i] for i in bucket]
+
+    children = [Forked(partial(_child_bucket, reader, *part(bucket), jobs)) for bucket in buckets[1:]]
+    results: list = [None] * len(members)
+    failures: list[tuple[int, BaseException]] = []
+    try:
+        try:
+            for i, result in zip(buckets[0], _on_threads(reader, *part(buckets[0]), jobs, tally)):
+                results[i] = result
+        except _Failed as failed:
+            failures.append((buckets[0][failed.index], failed.error))
+        for bucket, child in zip(buckets[1:], children):
+            try:
+                for i, result in zip(bucket, child.result()):
+                    results[i] = result
+            except _Failed as failed:
+                failures.append((bucket[failed.index], failed.error))
+            except ChildDied:
+                failures.append((bucket[0], BadWheelError(str(reader.path), _CHILD_DIED)))
+            tally.add(sum(members[i].file_size for i in bucket), member_done=True)
+    finally:
+        for child in children:
+            child.stop()
+    if failures:
+        raise _Failed(*min(failures, key=lambda pair: pair[0]))
+    return results
+
+
+_CHILD_DIED = ("a child process died while reading its ELF members (killed, or out of memory); --jobs 1 reads "
+               "them in this process")
+
+
+def _child_bucket(reader: WheelReader, members: list[ZipInfo], algorithms: list[str],
+                  jobs: int) -> list[tuple[ElfInfo, str]]:
+    """In a forked child: summarise ``members`` of the wheel the parent opened (its descriptor is shared;
+    every read is positional)."""
+    return _on_threads(reader, members, algorithms, jobs, _Tally(members, None))
 
 
 def _summarize_one(reader: WheelReader, member: ZipInfo, algorithm: str, tally: _Tally, index: int,
@@ -156,6 +252,14 @@ def _summarize_one(reader: WheelReader, member: ZipInfo, algorithm: str, tally: 
         raise BadElfError(f"{reader.path}:{name}", exc.problem) from None
     stream.check_crc(crc)
     return info, digest_field(algorithm, hasher.digest())
+
+
+class _Failed(Exception):
+    """Member ``index`` (of the list being summarised) raised ``error``."""
+
+    def __init__(self, index: int, error: BaseException) -> None:
+        super().__init__(index, error)
+        self.index, self.error = index, error
 
 
 class _Stopped(Exception):

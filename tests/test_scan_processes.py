@@ -1,0 +1,98 @@
+"""A large wheel's ELF members are summarised on forked children too: the same model as one by one, the same
+first error, and a dead child is one error naming the wheel."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+
+import pytest
+
+from tests.fixtures.sources import extension_source
+from tests.fixtures.wheels import build_wheel
+from wheelcheck.errors import BadElfError, BadWheelError
+from wheelcheck.wheel import _forked, scanner
+from wheelcheck.wheel.scanner import scan_wheel
+from wheelcheck.wheel.wheel_reader import WheelReader
+
+
+@pytest.fixture
+def forks(monkeypatch):
+    """Every wheel counts as large (members go to children), and the children started are counted."""
+    monkeypatch.setattr(scanner, "_PROCESSES_MIN", 0)
+    monkeypatch.setattr(scanner, "_THREADS_MIN", 0)
+    started = []
+
+    class Counted(_forked.Forked):
+        def __init__(self, call):
+            started.append(call)
+            super().__init__(call)
+
+    monkeypatch.setattr(_forked, "Forked", Counted)
+    return started
+
+
+def _modules(build, tmp_path, sizes: list[int], broken: set[int] = frozenset()):
+    """A wheel of extension modules, module i padded to sizes[i] bytes; those in ``broken`` are the ELF magic
+    and then bytes that are no ELF header (an unknown class)."""
+    files = {}
+    for i, size in enumerate(sizes):
+        if i in broken:
+            data = b"\x7fELF" + b"\xff" * (size - 4)
+        else:
+            data = build.compile_c(extension_source(f"m{i}"), f"m{i}.so").read_bytes()
+            data += os.urandom(max(0, size - len(data)))
+        path = tmp_path / f"m{i}.cpython-311-x86_64-linux-gnu.so"
+        path.write_bytes(data)
+        files[f"pkg/{path.name}"] = path
+    return build_wheel(tmp_path, "pkg", "1.0", "cp311-cp311-linux_x86_64", files)
+
+
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_members_on_children_give_the_model_one_by_one_gives(build, tmp_path, forks, jobs):
+    wheel = _modules(build, tmp_path, [300_000, 2_000_000, 50_000, 1_200_000, 700_000])
+    alone = scan_wheel(wheel, jobs=1)
+    assert not forks
+    spread = scan_wheel(wheel, jobs=jobs)
+    assert len(forks) == jobs - 1
+    assert spread.elves == alone.elves  # every field: symbols, versions, strings, sha256
+    assert [e.path for e in spread.elves] == [f"pkg/m{i}.cpython-311-x86_64-linux-gnu.so" for i in range(5)]
+    assert spread.record_problems == alone.record_problems == ()
+
+
+@pytest.mark.parametrize("broken", [{1, 4}, {3, 4}, {4}, {0, 2}])
+def test_the_first_failure_in_wheel_order_is_raised(build, tmp_path, forks, broken):
+    """Member 4 (the largest) is read here, 0..3 in a child: whichever process meets its failure first, the
+    error is the one reading them in order would raise."""
+    wheel = _modules(build, tmp_path, [400_000, 900_000, 300_000, 100_000, 2_000_000], broken=broken)
+    with WheelReader(wheel) as reader:
+        members = [m for m in reader.members if m.filename.endswith(".so")]
+        assert scanner._process_buckets(members, 2) == [[4], [0, 1, 2, 3]]
+    with pytest.raises(BadElfError) as one_by_one:
+        scan_wheel(wheel, jobs=1)
+    with pytest.raises(BadElfError) as spread:
+        scan_wheel(wheel, jobs=2)
+    assert forks
+    assert str(spread.value) == str(one_by_one.value)
+    assert f"m{min(broken)}.cpython" in str(spread.value)
+
+
+def _killed(*_args):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_child_killed_is_one_error_naming_the_wheel(build, tmp_path, forks, monkeypatch):
+    wheel = _modules(build, tmp_path, [1_000_000, 900_000])
+    monkeypatch.setattr(scanner, "_child_bucket", _killed)
+    with pytest.raises(BadWheelError) as error:
+        scan_wheel(wheel, jobs=2)
+    assert str(error.value).startswith(str(wheel)) and "child process died" in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+def test_no_children_from_a_worker_process():
+    """Across wheels, each worker has its share of the cores already: it does not fork more."""
+    assert _forked.can_fork()
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        assert pool.apply(_forked.can_fork) is False
