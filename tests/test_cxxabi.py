@@ -176,3 +176,35 @@ def test_glibcxx_violation_gets_a_cxx_hint(abi_modules, tmp_path):
     for f in found:
         assert "-static-libstdc++" in f.hint and "manylinux image" in f.hint
         assert short_name(f.symbols[0]) in f.hint  # names the function that pulled the version in
+
+
+OVERLOAD_PROVIDER = r"""
+#include <string>
+struct A { int x; void f(A other, std::string s); };
+void A::f(A other, std::string s) { x += other.x + (int)s.size(); }
+int g(std::string s) { return (int)s.size(); }
+"""
+OVERLOAD_CONSUMER = r"""
+#include <string>
+struct A { int x; void f(std::string s, std::string t); };
+extern "C" int use(void) { A a{0}; a.f(std::string("x"), std::string("y")); return a.x; }
+"""
+
+
+def test_an_overload_is_not_taken_for_the_other_abis_counterpart(build, tmp_path):
+    """A::f(std::string, std::string) (new ABI) is needed; the old-ABI sibling exports only the overload
+    A::f(A, std::string) (_ZN1A1fES_Ss), whose mangled key is the same (a substitution reference keys like the
+    old std::string): no mismatch may be claimed, the function is simply missing."""
+    provider = build.compile_c(OVERLOAD_PROVIDER, "libprovider.so", cxx=True,
+                               flags=abi_flag(0) + ("-Wl,-soname,libprovider.so",))
+    consumer = build.compile_c(OVERLOAD_CONSUMER, "consumer.so", cxx=True,
+                               flags=abi_flag(1) + ("-Wl,-rpath,$ORIGIN", "-Wl,--no-as-needed"), libs=(provider,))
+    exported = dynamic_names(provider)
+    assert "_ZN1A1fES_Ss" in exported and "_Z1gSs" in exported
+    wanted = "_ZN1A1fENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEES5_"
+    assert wanted in dynamic_names(consumer) and abi_neutral(wanted) == abi_neutral("_ZN1A1fES_Ss")
+    wheel = build_wheel(tmp_path, "pair", "1.0", TAG, {EXT.format("consumer"): consumer,
+                                                      "pkg/libprovider.so": provider})
+    w = one(wheel)
+    assert w.cxx_abi == "mixed"  # both files are classified: the check did look for counterparts
+    assert not by_rule(w, "cxx-abi-mismatch")

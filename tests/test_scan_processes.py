@@ -12,7 +12,7 @@ import pytest
 from tests.fixtures.sources import extension_source
 from tests.fixtures.wheels import build_wheel
 from wheelcheck.errors import BadElfError, BadWheelError
-from wheelcheck.wheel import _forked, scanner
+from wheelcheck.wheel import forked, scanner
 from wheelcheck.wheel.scanner import scan_wheel
 from wheelcheck.wheel.wheel_reader import WheelReader
 
@@ -24,12 +24,12 @@ def forks(monkeypatch):
     monkeypatch.setattr(scanner, "_THREADS_MIN", 0)
     started = []
 
-    class Counted(_forked.Forked):
+    class Counted(forked.Forked):
         def __init__(self, call):
             started.append(call)
             super().__init__(call)
 
-    monkeypatch.setattr(_forked, "Forked", Counted)
+    monkeypatch.setattr(forked, "Forked", Counted)
     return started
 
 
@@ -93,6 +93,6 @@ def test_a_child_killed_is_one_error_naming_the_wheel(build, tmp_path, forks, mo
 
 def test_no_children_from_a_worker_process():
     """Across wheels, each worker has its share of the cores already: it does not fork more."""
-    assert _forked.can_fork()
+    assert forked.can_fork()
     with multiprocessing.get_context("fork").Pool(1) as pool:
-        assert pool.apply(_forked.can_fork) is False
+        assert pool.apply(forked.can_fork) is False

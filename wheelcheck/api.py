@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from wheelcheck.audit.audit_options import AuditOptions
-from wheelcheck.audit.verdict import assess, judge
+from wheelcheck.audit.verdict import assess
 from wheelcheck.errors import UsageError, WheelcheckError
 from wheelcheck.host.lib_path_search import find_external_libraries
 from wheelcheck.wheel.parallel_wheels import map_wheels
@@ -125,8 +125,10 @@ def audit_wheel(path: str | Path, options: AuditOptions, progress: WheelProgress
                            progress=(lambda done, total: progress(name, done, total)) if progress else None)
         if options.lib_path:
             options = replace(options, external=find_external_libraries(model, list(options.lib_path)))
-        report = judge(model, options)
-        report.components = [c.to_dict() for c in wheel_bill_of_materials(model, path).components]
+        judged = assess(model, options)
+        report = judged.report
+        exposures = {path: analysis.exposure for path, analysis in judged.analyses.items()}
+        report.components = [c.to_dict() for c in wheel_bill_of_materials(model, path, exposures).components]
     except UsageError:
         raise
     except WheelcheckError as exc:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, NamedTuple
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from wheelcheck.audit.audit_options import AuditOptions
 from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.wheel.library_resolution import Resolution
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.policy.policy_model import Policy
+
+if TYPE_CHECKING:  # the analyses are made from the checks' own modules, which import this one
+    from wheelcheck.audit.file_analyses import FileAnalysis
 
 __all__ = ["CheckContext", "Fact"]
 
@@ -25,6 +29,7 @@ class CheckContext:
     target: Policy | None  # the policy it must meet (claimed or --plat)
     options: AuditOptions
     policies: tuple[Policy, ...] = ()  # every policy judged for this libc and arch, most compatible first
+    analyses: Mapping[str, FileAnalysis] = field(default_factory=dict)  # by path: each file's own analysis
 
     @property
     def policy(self) -> Policy:

@@ -10,16 +10,18 @@ one file needs that another file of the wheel exports only in the other ABI (imp
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import compress
 
 from wheelcheck.audit.check_context import CheckContext, Fact
+from wheelcheck.symbols.demangle import abi_free
 from wheelcheck.symbols.mangling import OLD_HINT, abi_neutral, has_new_abi, has_old_abi, lead, short_name
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.audit.findings import Finding
 
-__all__ = ["CxxAbi", "classify", "wheel_abi", "check_cxx_abi", "is_libstdcxx"]
+__all__ = ["CxxAbi", "classify", "classify_interface", "interface", "abi_tagged_imports", "abi_tagged_exports",
+           "wheel_abi", "check_cxx_abi", "is_libstdcxx"]
 
 _UNDEFINED = bytes([1]) + bytes(255)  # defined column (0/1) -> 1 where undefined
 _EXAMPLES = 3
@@ -47,22 +49,40 @@ class CxxAbi:
         return frozenset({"old", "new"} if self.abi == "mixed" else {self.abi} - {"none"})
 
 
-def _interface(elf: ElfInfo) -> tuple[list[str], list[str]]:
+def interface(elf: ElfInfo) -> tuple[list[str], list[str]]:
+    """(exported names, undefined names), in table order."""
     exports = elf.symtab.export_names()
     imports = list(compress(elf.symtab.names, elf.symtab.defined.translate(_UNDEFINED)))
     return exports, imports
 
 
 def classify(elf: ElfInfo) -> CxxAbi:
-    exports, imports = _interface(elf)
-    # exports first, so that examples show the file's own interface before what it uses from libstdc++
-    names = [n for n in exports + imports if n.startswith("_Z")]
-    new = [n for n in names if has_new_abi(n)]
-    hinted = [n for n in names if OLD_HINT.search(n) and "cxx11" not in n]
+    return classify_interface(*interface(elf))
+
+
+def classify_interface(exports: list[str], imports: list[str]) -> CxxAbi:
+    # exports first, so that examples show the file's own interface before what it uses from libstdc++;
+    # the substring tests run at C speed on every name, the tokenizer and the regex only on what passes them
+    names = exports + imports
+    new = [n for n in names if "cxx11" in n and n.startswith("_Z") and has_new_abi(n)]
+    hinted = [n for n in names if n.startswith("_Z") and "cxx11" not in n and OLD_HINT.search(n)]
     old = [n for n in hinted[:_OLD_CONFIRM_LIMIT] if has_old_abi(n)]
     abi = {(False, False): "none", (True, False): "old", (False, True): "new", (True, True): "mixed"}[
         (bool(old), bool(new))]
     return CxxAbi(abi, tuple(dict.fromkeys(old)), tuple(dict.fromkeys(new)), len(set(old)), len(set(new)))
+
+
+def abi_tagged_imports(imports: list[str]) -> list[str]:
+    """The undefined names that may name an ABI-tagged type and that a sibling file could define (not std::
+    members: libstdc++ defines those); cheap substring tests first."""
+    return [w for w in imports if ("cxx11" in w or OLD_HINT.search(w)) and w.startswith("_Z")
+            and not w.startswith(_STD_PREFIXES)]
+
+
+def abi_tagged_exports(exports: list[str]) -> list[str]:
+    """The exported names that may name an ABI-tagged type: the only ones that can be another file's
+    counterpart in the other ABI."""
+    return [n for n in exports if ("cxx11" in n or OLD_HINT.search(n)) and n.startswith("_Z")]
 
 
 def is_libstdcxx(elf: ElfInfo) -> bool:
@@ -79,7 +99,7 @@ def wheel_abi(per_file: dict[str, CxxAbi], elves: list[ElfInfo]) -> str:
 
 
 def check_cxx_abi(ctx: CheckContext) -> Iterator[Finding | Fact]:
-    per_file = {elf.path: classify(elf) for elf in ctx.elves}
+    per_file = {elf.path: ctx.analyses[elf.path].cxx_abi for elf in ctx.elves}
     for path, result in per_file.items():
         yield Fact(path, "cxx_abi", result.to_fact())
     yield Fact(None, "cxx_abi", wheel_abi(per_file, ctx.elves))
@@ -114,45 +134,48 @@ def check_cxx_abi(ctx: CheckContext) -> Iterator[Finding | Fact]:
 
 def _mismatches(ctx: CheckContext, per_file: dict[str, CxxAbi]) -> Iterator[Finding]:
     """Undefined C++ symbols that the wheel defines only in the other ABI's mangling."""
-    interfaces = {elf.path: _interface(elf) for elf in ctx.elves
-                  if per_file[elf.path].abi != "none"}
-    if len(interfaces) < 2:
+    tagged_files = [elf for elf in ctx.elves if per_file[elf.path].abi != "none"]
+    if len(tagged_files) < 2:
         return
-    defined = set().union(*(exports for exports, _ in interfaces.values()))
-    sorted_exports = {elf.path: _mangled(elf.sorted_exports) for elf in ctx.elves if elf.path in interfaces}
-    for path, (_, imports) in interfaces.items():
-        for wanted in imports:
-            if not wanted.startswith("_Z") or wanted.startswith(_STD_PREFIXES) or wanted in defined:
+    tagged = {elf.path: ctx.analyses[elf.path].abi_imports for elf in tagged_files}
+    wanted_anywhere = set().union(*tagged.values())
+    if not wanted_anywhere:
+        return
+    defined = set().union(*(wanted_anywhere.intersection(elf.symtab.export_names()) for elf in tagged_files))
+    undefined = [(path, wanted, abi) for path, wanted_here in tagged.items() for wanted in wanted_here
+                 if wanted not in defined
+                 and (abi := "new" if has_new_abi(wanted) else "old" if has_old_abi(wanted) else None)]
+    if not undefined:
+        return
+    sorted_exports = {elf.path: sorted(ctx.analyses[elf.path].abi_exports) for elf in tagged_files}
+    for path, wanted, wanted_abi in undefined:
+        for other, exports in sorted_exports.items():
+            if other == path:
                 continue
-            wanted_abi = "new" if has_new_abi(wanted) else "old" if has_old_abi(wanted) else None
-            if wanted_abi is None:
+            found = _counterpart(wanted, exports, has_old_abi if wanted_abi == "new" else has_new_abi)
+            if found is None:
                 continue
-            for other, exports in sorted_exports.items():
-                if other == path:
-                    continue
-                found = _counterpart(wanted, exports)
-                if found is None:
-                    continue
-                together = set(ctx.resolution.loaded_from.get(path, ())) & set(
-                    ctx.resolution.loaded_from.get(other, ()))
-                other_abi = "old" if wanted_abi == "new" else "new"
-                yield Finding(
-                    "cxx-abi-mismatch", "error" if together else "warning", path,
-                    f"needs {short_name(wanted)} in the {wanted_abi} string ABI ({wanted}), but {other} exports "
-                    f"it only in the {other_abi} ABI ({found})",
-                    f"build both with the same -D_GLIBCXX_USE_CXX11_ABI (the {other_abi} ABI to match {other})",
-                    symbols=(wanted, found),
-                    explanation="Importing it fails with 'undefined symbol'." if together
-                    else "The two are not loaded together here, so another library may provide it.")
-                break
+            together = set(ctx.resolution.loaded_from.get(path, ())) & set(
+                ctx.resolution.loaded_from.get(other, ()))
+            other_abi = "old" if wanted_abi == "new" else "new"
+            yield Finding(
+                "cxx-abi-mismatch", "error" if together else "warning", path,
+                f"needs {short_name(wanted)} in the {wanted_abi} string ABI ({wanted}), but {other} exports "
+                f"it only in the {other_abi} ABI ({found})",
+                f"build both with the same -D_GLIBCXX_USE_CXX11_ABI (the {other_abi} ABI to match {other})",
+                symbols=(wanted, found),
+                explanation="Importing it fails with 'undefined symbol'." if together
+                else "The two are not loaded together here, so another library may provide it.")
+            break
 
 
-def _mangled(sorted_names: list[str]) -> list[str]:
-    """The names starting with "_Z" of a sorted list: one slice ("_Z" <= name < "_[")."""
-    return sorted_names[bisect_left(sorted_names, "_Z"):bisect_left(sorted_names, "_[")]
+def _counterpart(wanted: str, sorted_exports: list[str], in_other_abi: Callable[[str], bool]) -> str | None:
+    """The first of ``sorted_exports`` that mangles what ``wanted`` does in the other ABI.
 
-
-def _counterpart(wanted: str, sorted_exports: list[str]) -> str | None:
+    The key equates every substitution reference with the old std::string abbreviation (the ABIs number
+    substitutions differently), so A::f(A, std::string) keys like A::f(std::string, std::string): a candidate
+    must also be in the other ABI and, demangled with the ABI erased, be the same function, or an overload
+    would pass for the counterpart (a mismatch claimed where the function is simply missing)."""
     prefix = lead(wanted)
     if prefix is None:
         return None
@@ -160,10 +183,18 @@ def _counterpart(wanted: str, sorted_exports: list[str]) -> str | None:
     i = bisect_left(sorted_exports, prefix)
     while i < len(sorted_exports) and sorted_exports[i].startswith(prefix):
         candidate = sorted_exports[i]
-        if candidate != wanted and abi_neutral(candidate) == key:
+        if candidate != wanted and abi_neutral(candidate) == key and in_other_abi(candidate) \
+                and _same_function(wanted, candidate):
             return candidate
         i += 1
     return None
+
+
+def _same_function(wanted: str, candidate: str) -> bool:
+    """Do the two manglings name one function in the two ABIs? When either cannot be demangled (too long,
+    too costly), the mangled key's word stands."""
+    a, b = abi_free(wanted), abi_free(candidate)
+    return a is None or b is None or a == b
 
 
 def _examples(symbols: tuple[str, ...]) -> str:

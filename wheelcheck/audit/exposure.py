@@ -134,7 +134,7 @@ def check_exposure(ctx: CheckContext) -> Iterator[Finding | Fact]:
     settings = settings_of(ctx.policy.exposure)
     table = {f.id: f for f in families()}
     for elf in ctx.elves:
-        exp = exposure_of(elf)
+        exp = ctx.analyses[elf.path].exposure
         yield Fact(elf.path, "exposure", exp.to_fact())
         yield from _extension_findings(elf, exp, settings)
         yield from _family_findings(elf, exp, settings, table)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from wheelcheck.audit.audit_options import AuditOptions
 from wheelcheck.audit.checks import CHECKS, CheckContext, Fact
 from wheelcheck.audit.constraints import Constraint, collect_constraints
+from wheelcheck.audit.file_analyses import FileAnalysis, analyse_files
 from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.wheel.library_resolution import LIBPYTHON, resolve
 from wheelcheck.elf.elf_info import ElfInfo, is_dynamic_loader
@@ -40,6 +41,7 @@ class Judgement:
     constraints: tuple[Constraint, ...] = ()
     verdict: Policy | None = None  # the policy the wheel deserves (report.deserved_tag); None for a pure wheel
     target: Policy | None = None  # the policy it must meet (report.required_tag): its best claim, or --plat
+    analyses: Mapping[str, FileAnalysis] = field(default_factory=dict)  # each judged file's own analysis, by path
 
 
 def judge(model: WheelModel, options: AuditOptions) -> WheelReport:
@@ -76,7 +78,8 @@ def assess(model: WheelModel, options: AuditOptions) -> Judgement:
             "musl-version", "info", None,
             f"musl has no symbol versions: nothing in the wheel tells musl 1.1 from 1.2, so the verdict "
             f"is the newest musllinux policy whose other rules hold ({verdict.name})"))
-    context = CheckContext(model, elves, resolution, arch, libc, verdict, target, options, tuple(policies))
+    analyses = analyse_files(elves, options.jobs)
+    context = CheckContext(model, elves, resolution, arch, libc, verdict, target, options, tuple(policies), analyses)
     facts: dict[str | None, dict[str, Any]] = {}  # a Fact's name says what its value is
     for check in CHECKS:
         for item in check(context):
@@ -91,7 +94,7 @@ def assess(model: WheelModel, options: AuditOptions) -> Judgement:
     report.files = [_file_report(e, facts.get(e.path, {})) for e in elves]
     report.findings.sort(key=lambda f: (f.file or "", _SEVERITY_ORDER[f.severity], f.rule, f.message))
     report.passed = not reaches(report.findings, options.fail_on)
-    return Judgement(report, arch, tuple(policies), tuple(constraints), verdict, target)
+    return Judgement(report, arch, tuple(policies), tuple(constraints), verdict, target, analyses)
 
 
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}

@@ -15,8 +15,9 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 
-from wheelcheck.audit.exposure import exposure_of
+from wheelcheck.audit.exposure import Exposure, exposure_of
 from wheelcheck.symbols.sonames import unhashed
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.sbom.bill_of_materials import BillOfMaterials, Component, Evidence
@@ -30,11 +31,12 @@ __all__ = ["bill_of_materials", "components_of", "is_vendored"]
 _SHOWN_SYMBOLS = 3
 
 
-def bill_of_materials(model: WheelModel) -> BillOfMaterials:
-    return BillOfMaterials(model.filename, model.name, model.version, components_of(model))
+def bill_of_materials(model: WheelModel, exposures: Mapping[str, Exposure] | None = None) -> BillOfMaterials:
+    """``exposures``: the files' exposures by path where an audit has made them already."""
+    return BillOfMaterials(model.filename, model.name, model.version, components_of(model, exposures or {}))
 
 
-def components_of(model: WheelModel) -> tuple[Component, ...]:
+def components_of(model: WheelModel, exposures: Mapping[str, Exposure] | None = None) -> tuple[Component, ...]:
     """Every component, file by file in path order: the file's own (if vendored), then its static copies."""
     out: list[Component] = []
     for elf in sorted(model.elves, key=lambda e: e.path):
@@ -42,7 +44,8 @@ def components_of(model: WheelModel) -> tuple[Component, ...]:
         own = upstream_of_library(elf.path, elf.version_strings) if vendored else None
         if vendored:
             out.append(_vendored(elf, own))
-        out.extend(_static(elf, own))
+        exposure = (exposures or {}).get(elf.path)
+        out.extend(_static(elf, own, exposure if exposure is not None else exposure_of(elf)))
     return tuple(out)
 
 
@@ -84,10 +87,9 @@ def _original_name(name: str, soname: str | None) -> str:
     return unhashed(soname) if soname else unhashed(name)
 
 
-def _static(elf: ElfInfo, own: Upstream | None) -> list[Component]:
+def _static(elf: ElfInfo, own: Upstream | None, exposure: Exposure) -> list[Component]:
     """Upstreams linked into ``elf``: by exported symbol families and by stated versions."""
     found: dict[str, tuple[str, Upstream | None, list[Evidence], list[StatedVersion]]] = {}  # key -> ...
-    exposure = exposure_of(elf)
     table = {f.id: f for f in families()}
     for fid, count in sorted(exposure.families.items()):
         family = table[fid]

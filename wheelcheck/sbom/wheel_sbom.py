@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
+from wheelcheck.audit.exposure import Exposure
 from wheelcheck.sbom.bill_of_materials import BillOfMaterials, Component, Evidence, OsPackage
 from wheelcheck.sbom.cyclonedx_json import cyclonedx_json, os_packages_in
 from wheelcheck.sbom.discover import bill_of_materials
@@ -53,10 +54,11 @@ def with_os_packages(components: tuple[Component, ...], packages: Mapping[str, O
     return tuple(out)
 
 
-def wheel_bill_of_materials(model: WheelModel, path: str | Path) -> BillOfMaterials:
+def wheel_bill_of_materials(model: WheelModel, path: str | Path,
+                            exposures: Mapping[str, Exposure] | None = None) -> BillOfMaterials:
     """The components of ``model`` (the wheel at ``path``), with the OS packages its own SBOM names (the
-    wheel is opened again only when it carries one)."""
-    bom = bill_of_materials(model)
+    wheel is opened again only when it carries one). ``exposures``: the files' exposures an audit made."""
+    bom = bill_of_materials(model, exposures)
     if not any(m.endswith(f".dist-info/sboms/{SBOM_NAME}") and m.count("/") == 2 for m in model.members):
         return bom
     with WheelReader(path) as reader:

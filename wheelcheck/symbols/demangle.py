@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from wheelcheck.symbols.mangling import _DIGITS, _is_digit, _skip_balanced, source_name_length, source_name_span
 
-__all__ = ["demangle", "qualified_key"]
+__all__ = ["demangle", "qualified_key", "abi_free"]
 
 _MAX_LENGTH = 2048
 _REFERENCE = re.compile(r"S[0-9A-Z]*_|T[0-9]*_")
@@ -39,6 +39,21 @@ def demangle(name: str) -> str:
     except Exception:  # noqa: BLE001 - a hostile or unknown mangling is shown as it is
         return name
     return _tidy(text) if text and len(text) <= _MAX_SHOWN else name
+
+
+_NEW_ABI_SPELLING = re.compile(r"std::__cxx11::|\[abi:cxx11\]")
+_STRING_SPELLED = "std::basic_string<char, std::char_traits<char>, std::allocator<char>>"
+
+
+def abi_free(name: str) -> str | None:
+    """The demangled name with libstdc++'s string ABI erased (``std::__cxx11::`` and ``[abi:cxx11]`` gone,
+    std::string however spelled): equal for the two ABIs' manglings of one function, and only for them.
+    None when the name cannot be demangled."""
+    text = demangle(name)
+    if text == name:
+        return None
+    return _NEW_ABI_SPELLING.sub(lambda m: "std::" if m.group().startswith("std") else "", text).replace(
+        _STRING_SPELLED, "std::string")
 
 
 def _cheap(name: str) -> bool:

@@ -34,7 +34,7 @@ __all__ = ["scan_wheel", "scan_reader", "Progress", "default_jobs"]
 
 _AHEAD = 1 << 20  # members smaller than this are inflated on the thread that summarises them
 _THREADS_MIN = 4 << 20  # ELF bytes in all below which members stream one after another: threads would cost more
-_PROCESSES_MIN = 64 << 20  # ELF bytes in all from which members are summarised on processes too (_forked.py)
+_PROCESSES_MIN = 64 << 20  # ELF bytes in all from which members are summarised on processes too (forked.py)
 PROGRESS_STEP = 32 << 20  # within a large member, progress moves at least this often
 # GNU ld scripts named like libraries (intel-cmplr-lib-rt's libintlc.so is "INPUT (libintlc.so.5)"): only the
 # link editor reads them, the loader never does, so they are not the wheel's ELF files and not bad input
@@ -164,25 +164,18 @@ def _process_buckets(members: list[ZipInfo], jobs: int) -> list[list[int]]:
     the members should not leave this process."""
     if len(members) < 2 or any(m.compress_type not in (ZIP_STORED, ZIP_DEFLATED) for m in members):
         return []  # other methods read through zipfile, whose file position a child would share
-    from wheelcheck.wheel._forked import can_fork
+    from wheelcheck.wheel.forked import balanced_groups, can_fork
 
     if not can_fork():
         return []
-    count = min(jobs, len(members))
-    buckets: list[list[int]] = [[] for _ in range(count)]
-    loads = [0] * count
-    for i in sorted(range(len(members)), key=lambda i: -members[i].file_size):
-        lightest = loads.index(min(loads))
-        buckets[lightest].append(i)
-        loads[lightest] += members[i].file_size
-    buckets = [sorted(b) for b, _load in sorted(zip(buckets, loads), key=lambda pair: -pair[1]) if b]
+    buckets = balanced_groups([m.file_size for m in members], jobs)
     return buckets if len(buckets) > 1 else []
 
 
 def _on_processes(reader: WheelReader, members: list[ZipInfo], algorithms: list[str], jobs: int, tally: _Tally,
                   buckets: list[list[int]]) -> list[tuple[ElfInfo, str]]:
     """The first bucket summarised here (on threads), each other one in a forked child at the same time."""
-    from wheelcheck.wheel._forked import ChildDied, Forked
+    from wheelcheck.wheel.forked import ChildDied, Forked
 
     def part(bucket: list[int]) -> tuple[list[ZipInfo], list[str]]:
         return [members[i] for i in bucket], [algorithms[i] for i in bucket]

@@ -1,0 +1,129 @@
+"""Run calls in forked child processes and take their results back.
+
+A child starts as a copy of this process (the wheel already open, its summaries in memory, every module
+imported), so only results cross back, pickled through a pipe. Parsing and judging hold the GIL; children
+are how the other cores parse and judge too. Fork only: a spawned child would import everything again and
+need its input pickled.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Generic, TypeVar
+
+__all__ = ["Forked", "ChildDied", "can_fork", "balanced_groups", "fork_map"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class ChildDied(Exception):
+    """The child ended without sending a result (killed by a signal, out of memory)."""
+
+
+def can_fork() -> bool:
+    """Fork is there, and this process is not itself a multiprocessing worker: the cores are already shared
+    out across wheels there (``map_wheels``), and a worker must not multiply its share."""
+    return "fork" in multiprocessing.get_all_start_methods() and multiprocessing.parent_process() is None
+
+
+def balanced_groups(weights: Sequence[int], count: int) -> list[list[int]]:
+    """Indices of ``weights`` in up to ``count`` groups of about equal total weight (heaviest first to the
+    lightest group), each group in ascending order, the heaviest group first; no empty group."""
+    groups: list[list[int]] = [[] for _ in range(max(1, count))]
+    loads = [0] * len(groups)
+    for i in sorted(range(len(weights)), key=lambda i: -weights[i]):
+        lightest = loads.index(min(loads))
+        groups[lightest].append(i)
+        loads[lightest] += weights[i]
+    return [sorted(group) for group, _load in sorted(zip(groups, loads), key=lambda pair: -pair[1]) if group]
+
+
+def fork_map(call: Callable[[T], R], items: Sequence[T], weights: Sequence[int], jobs: int) -> list[R]:
+    """``[call(item) for item in items]``, the items split by weight between this process (the heaviest group)
+    and up to ``jobs - 1`` forked children. An exception is raised as the one-by-one loop would raise it (the
+    first in item order); a child that dies is ``ChildDied``."""
+    groups = balanced_groups(weights, jobs) if jobs > 1 and len(items) > 1 and can_fork() else []
+    if len(groups) < 2:
+        return [call(item) for item in items]
+    children = [Forked(partial(_group, call, items, group)) for group in groups[1:]]
+    results: list = [None] * len(items)
+    failures: list[tuple[int, BaseException]] = []
+    try:
+        for group, outcome in zip(groups, [lambda: _group(call, items, groups[0])]
+                                  + [child.result for child in children]):
+            try:
+                for i, result in zip(group, outcome()):
+                    results[i] = result
+            except _GroupFailed as failed:
+                failures.append((group[failed.position], failed.error))
+    finally:
+        for child in children:
+            child.stop()
+    if failures:
+        raise min(failures, key=lambda pair: pair[0])[1]
+    return results
+
+
+class _GroupFailed(Exception):
+    def __init__(self, position: int, error: BaseException) -> None:
+        super().__init__(position, error)
+        self.position, self.error = position, error
+
+
+def _group(call: Callable[[T], R], items: Sequence[T], group: list[int]) -> list[R]:
+    out = []
+    for position, i in enumerate(group):
+        try:
+            out.append(call(items[i]))
+        except Exception as exc:
+            raise _GroupFailed(position, exc) from None
+    return out
+
+
+class Forked(Generic[T]):
+    """``call()`` running in a child process from now; ``result()`` returns its value or raises its exception."""
+
+    def __init__(self, call: Callable[[], T]) -> None:
+        context = multiprocessing.get_context("fork")
+        self._receive, send = context.Pipe(duplex=False)
+        # the target is not pickled under fork: the child runs this very closure
+        self._process = context.Process(target=_run, args=(call, send), name="wheelcheck-child", daemon=True)
+        self._process.start()
+        send.close()  # the child holds the only writing end: its death is EOF here
+
+    def result(self) -> T:
+        try:
+            ok, value = self._receive.recv()
+        except EOFError:
+            self._process.join()
+            raise ChildDied(f"exit code {self._process.exitcode}") from None
+        finally:
+            self._receive.close()
+        self._process.join()
+        if ok:
+            return value
+        raise value
+
+    def stop(self) -> None:
+        """End the child now (its result is no longer wanted)."""
+        if self._process.is_alive():
+            self._process.kill()
+        self._process.join()
+        self._receive.close()
+
+
+def _run(call: Callable[[], object], send) -> None:
+    try:
+        outcome = (True, call())
+    except BaseException as exc:  # noqa: BLE001 - raised again in the parent, by result()
+        outcome = (False, exc)
+    try:
+        send.send(outcome)
+    except Exception as exc:  # noqa: BLE001 - an exception (or value) that does not pickle: say so, as text
+        send.send((False, RuntimeError(f"{type(outcome[1]).__name__} from a child process, not picklable: {exc}")))
+    send.close()
+    os._exit(0)  # no atexit handlers, no flushing of buffers copied from the parent
