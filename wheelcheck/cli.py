@@ -10,10 +10,12 @@ import tempfile
 import traceback
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, NoReturn, Optional
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
 
 import typer
-from rich.console import Console
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 from wheelcheck._version import __version__
 from wheelcheck.api import audit_wheels, load_policies
@@ -22,7 +24,7 @@ from wheelcheck.config import Settings, find_pyproject, load_settings
 from wheelcheck.errors import WheelcheckError, one_line
 from wheelcheck.report.audit_json import render_audit_json
 from wheelcheck.report.audit_text import render_audit_text
-from wheelcheck.report.progress import terminal_progress
+from wheelcheck.report.progress import may_style, terminal_progress
 from wheelcheck.report.text_lines import Line, as_text
 
 app = typer.Typer(
@@ -61,6 +63,13 @@ class CxxAbi(str, Enum):
     new = "new"
 
 
+def _console(**options: Any) -> Console:
+    """rich's Console, imported when something is drawn: a report into a pipe never loads rich."""
+    from rich.console import Console
+
+    return Console(**options)
+
+
 def _fail(message: str) -> NoReturn:
     _error_line(f"wheelcheck: error: {message}")
     raise typer.Exit(2)
@@ -68,7 +77,7 @@ def _fail(message: str) -> NoReturn:
 
 def _error_line(text: str) -> None:
     """One line on stderr, whatever the names in it hold (newlines, escape sequences)."""
-    Console(stderr=True, highlight=False, soft_wrap=True, emoji=False).print(one_line(text), style="bold red",
+    _console(stderr=True, highlight=False, soft_wrap=True, emoji=False).print(one_line(text), style="bold red",
                                                                               markup=False)
 
 
@@ -100,7 +109,10 @@ def _print_lines(lines: list[Line], output: Path | None = None) -> None:
     if output is not None:
         _write_output(as_text(lines), output)
         return
-    console = Console(highlight=False, soft_wrap=True)
+    if not may_style(sys.stdout):  # a pipe or a file: the text as --output writes it, without loading rich
+        sys.stdout.write(as_text(lines))
+        return
+    console = _console(highlight=False, soft_wrap=True)
     for line in lines:
         console.print(line.text, style=line.style, markup=False)
 
@@ -273,7 +285,7 @@ def repair_command(
     except WheelcheckError as exc:
         _fail(str(exc))
     except KeyboardInterrupt:
-        Console(stderr=True).print("wheelcheck: interrupted; nothing was written", style="bold red", markup=False)
+        _console(stderr=True).print("wheelcheck: interrupted; nothing was written", style="bold red", markup=False)
         raise typer.Exit(130)
     finally:
         signal.signal(signal.SIGTERM, previous)
@@ -439,7 +451,7 @@ def policy_derive(
                                source=source)
     except WheelcheckError as exc:
         _fail(str(exc))
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = _console(stderr=True, highlight=False, soft_wrap=True)
     err.print(f"{result.document['name']} for {result.arch} (glibc {result.glibc_release}), from "
               f"{len(result.libraries)} libraries: {', '.join(lib.soname for lib in result.libraries)}", markup=False)
     for version, sonames in sorted(result.excluded.items()):
@@ -478,7 +490,7 @@ def show_command(
                    "answer anyway)")
         if as_json:
             typer.echo(json.dumps({"version": 1, "wheel": view.wheel, "error": message}))
-        Console(stderr=True, highlight=False, soft_wrap=True).print(f"wheelcheck: {message}", markup=False)
+        _console(stderr=True, highlight=False, soft_wrap=True).print(f"wheelcheck: {message}", markup=False)
         raise typer.Exit(1)
     typer.echo(render_show_json(view) if as_json else render_show_text(view, verbose=verbose), nl=False)
 
@@ -650,7 +662,7 @@ def abi_command(
     else:
         _write_output(text, output)
     files = manifest["files"]
-    Console(stderr=True, highlight=False, soft_wrap=True).print(
+    _console(stderr=True, highlight=False, soft_wrap=True).print(
         f"{manifest['distribution']['name']} {manifest['distribution']['version']}: {len(files)} ELF files, "
         f"{sum(len(f['exports']) for f in files)} exported symbols" + (f", written to {output}" if output else ""),
         markup=False)

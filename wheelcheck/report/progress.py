@@ -7,23 +7,44 @@ work ends, so what stays on the screen is the report alone.
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import IO, TYPE_CHECKING
 
-from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
+if TYPE_CHECKING:
+    from rich.progress import TaskID
 
-__all__ = ["terminal_progress"]
+__all__ = ["terminal_progress", "may_style"]
 
 WheelProgress = Callable[[str, int, int], None]
+
+
+def may_style(stream: IO) -> bool:
+    """Might rich treat ``stream`` as a terminal? It is one, or the environment forces rich's hand
+    (FORCE_COLOR, TTY_COMPATIBLE): then rich decides; otherwise output is plain and rich is not loaded."""
+    if "FORCE_COLOR" in os.environ or "TTY_COMPATIBLE" in os.environ:
+        return True
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stream
+        return False
 
 
 @contextmanager
 def terminal_progress(enabled: bool) -> Iterator[WheelProgress | None]:
     """Yield a progress callback drawing on stderr, or None when ``enabled`` is false or stderr is not
     a terminal (piped output, CI logs): then nothing extra is written anywhere."""
+    if not enabled or not may_style(sys.stderr):
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
     console = Console(stderr=True)
-    if not enabled or not console.is_terminal:
+    if not console.is_terminal:
         yield None
         return
     bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),

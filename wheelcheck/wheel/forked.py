@@ -8,7 +8,6 @@ need its input pickled.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -27,6 +26,8 @@ class ChildDied(Exception):
 def can_fork() -> bool:
     """Fork is there, and this process is not itself a multiprocessing worker: the cores are already shared
     out across wheels there (``map_wheels``), and a worker must not multiply its share."""
+    import multiprocessing  # here: most wheels are too small ever to fork, and never pay for importing it
+
     return "fork" in multiprocessing.get_all_start_methods() and multiprocessing.parent_process() is None
 
 
@@ -88,6 +89,8 @@ class Forked(Generic[T]):
     """``call()`` running in a child process from now; ``result()`` returns its value or raises its exception."""
 
     def __init__(self, call: Callable[[], T]) -> None:
+        import multiprocessing
+
         context = multiprocessing.get_context("fork")
         self._receive, send = context.Pipe(duplex=False)
         # the target is not pickled under fork: the child runs this very closure
