@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -30,3 +31,50 @@ def print_table(cols: list[str], rows: list[list[str]]) -> None:
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for row in rows:
         print(line(row))
+
+
+class TreeRss:
+    """The peak of the summed resident size of process ``pid`` and all its descendants, sampled every
+    ``interval`` seconds on a thread (``os.wait4``'s ru_maxrss is the largest single process, not the sum of
+    a parent and the children it forks). Linux only: read from /proc."""
+
+    def __init__(self, pid: int, interval: float = 0.05) -> None:
+        import threading
+
+        self.peak = 0  # bytes
+        self._pid, self._interval = pid, interval
+        self._stop = threading.Event()
+        self._page = os.sysconf("SC_PAGE_SIZE")
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> float:
+        """Stop sampling; the peak in MB."""
+        self._stop.set()
+        self._thread.join()
+        return self.peak / (1 << 20)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, sum(self._rss(p) for p in self._tree(self._pid)))
+            self._stop.wait(self._interval)
+
+    def _tree(self, pid: int) -> list[int]:
+        out, todo = [], [pid]
+        while todo:
+            p = todo.pop()
+            out.append(p)
+            try:
+                for task in os.listdir(f"/proc/{p}/task"):
+                    with open(f"/proc/{p}/task/{task}/children") as f:
+                        todo += [int(c) for c in f.read().split()]
+            except OSError:
+                continue  # it ended meanwhile
+        return out
+
+    def _rss(self, pid: int) -> int:
+        try:
+            with open(f"/proc/{pid}/statm") as f:
+                return int(f.read().split()[1]) * self._page
+        except (OSError, IndexError, ValueError):
+            return 0

@@ -106,3 +106,33 @@ def test_report_files_get_the_usual_permissions(tmp_path, umask, mode):
         assert stat.S_IMODE(path.stat().st_mode) == mode, path
     assert outputs[0].read_text().startswith(f"{SAMPLE.name}: PASS deserves manylinux_2_31_x86_64")
     assert not [p for p in Path(tmp_path).iterdir() if p.name.startswith(".")]  # no temporary file left
+
+
+def _all_command_paths() -> list[tuple[str, ...]]:
+    return [path for path, _command in _commands(typer.main.get_command(app))]
+
+
+@pytest.mark.parametrize("args", [[*path, "--help"] for path in _all_command_paths()]
+                         + [["-v", "audit", "--help"], ["--help"], ["audti", "x"], ["--version"]])
+def test_the_console_script_builds_only_the_command_run(args):
+    """main() registers only the command named (start-up): every command's help, a typo and the root's own
+    options read exactly as the whole app says them."""
+    from wheelcheck.cli import only_the_command
+
+    runner = CliRunner()
+    whole = runner.invoke(app, args, prog_name="wheelcheck")
+    narrow_app = only_the_command(app, args)
+    narrow = runner.invoke(narrow_app, args, prog_name="wheelcheck")
+    assert (narrow.exit_code, narrow.output) == (whole.exit_code, whole.output)
+    if args[0] in ("audit", "policy"):
+        assert narrow_app is not app and len(narrow_app.registered_commands) + len(narrow_app.registered_groups) == 1
+
+
+def test_the_console_script_runs_the_command(monkeypatch, capsys):
+    from wheelcheck import cli
+
+    monkeypatch.setattr(sys, "argv", ["wheelcheck", "audit", "--format", "json", str(SAMPLE)])
+    with pytest.raises(SystemExit) as exit_:
+        cli.main()
+    assert exit_.value.code == 0  # tagged linux_x86_64: it claims nothing it could fail
+    assert json.loads(capsys.readouterr().out)["wheels"][0]["filename"] == SAMPLE.name

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from wheelcheck.audit.audit_options import AuditOptions
 from wheelcheck.audit.verdict import assess
 from wheelcheck.errors import UsageError, WheelcheckError
-from wheelcheck.host.lib_path_search import find_external_libraries
 from wheelcheck.wheel.parallel_wheels import map_wheels
 from wheelcheck.policy.policy_loader import load_policy_file
 from wheelcheck.policy.policy_model import PolicySet
@@ -22,6 +21,7 @@ from wheelcheck.policy.registry import bundled_policies
 from wheelcheck.audit.findings import AuditReport, WheelReport
 from wheelcheck.sbom.wheel_sbom import wheel_bill_of_materials
 from wheelcheck.wheel.scanner import scan_wheel
+from wheelcheck.wheel.wheel_model import WheelModel
 
 if TYPE_CHECKING:  # the repair, show and conflicts machinery is imported by the calls that use it
     from wheelcheck.audit.show_view import ShowView
@@ -124,7 +124,7 @@ def audit_wheel(path: str | Path, options: AuditOptions, progress: WheelProgress
         model = scan_wheel(path, jobs=options.jobs,
                            progress=(lambda done, total: progress(name, done, total)) if progress else None)
         if options.lib_path:
-            options = replace(options, external=find_external_libraries(model, list(options.lib_path)))
+            options = _with_external(model, options)
         judged = assess(model, options)
         report = judged.report
         exposures = {path: analysis.exposure for path, analysis in judged.analyses.items()}
@@ -136,6 +136,13 @@ def audit_wheel(path: str | Path, options: AuditOptions, progress: WheelProgress
     report.path = str(path)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _with_external(model: WheelModel, options: AuditOptions) -> AuditOptions:
+    """``options`` with the external libraries --lib-path finds for ``model`` (their own needs judged too)."""
+    from wheelcheck.host.lib_path_search import find_external_libraries
+
+    return replace(options, external=find_external_libraries(model, list(options.lib_path)))
 
 
 # -- show
@@ -156,7 +163,7 @@ def show_wheel(path: str | Path, options: AuditOptions) -> ShowView:
 
     model = scan_wheel(path, jobs=options.jobs)
     if options.lib_path:
-        options = replace(options, external=find_external_libraries(model, list(options.lib_path)))
+        options = _with_external(model, options)
     return show_view(assess(model, options), options)
 
 

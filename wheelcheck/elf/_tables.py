@@ -177,7 +177,7 @@ class StringTable:
                 names[i] = self.get(offsets[i])  # longer than the overlap: read on its own
 
 
-_ONE_AT = [bytes(1 if b == p else 0 for b in range(256)) for p in range(256)]  # translate: byte p -> 1
+_ONE_AT = [bytes(p) + b"\1" + bytes(255 - p) for p in range(256)]  # translate tables: byte p -> 1, others -> 0
 
 
 class SymbolColumns(NamedTuple):

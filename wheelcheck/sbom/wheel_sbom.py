@@ -15,9 +15,7 @@ from pathlib import Path
 
 from wheelcheck.audit.exposure import Exposure
 from wheelcheck.sbom.bill_of_materials import BillOfMaterials, Component, Evidence, OsPackage
-from wheelcheck.sbom.cyclonedx_json import cyclonedx_json, os_packages_in
 from wheelcheck.sbom.discover import bill_of_materials
-from wheelcheck.sbom.os_packages import os_package_of
 from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.wheel.wheel_reader import WheelReader
 
@@ -38,6 +36,8 @@ def embedded_os_packages(reader: WheelReader) -> dict[str, OsPackage]:
     size = reader.file_sizes().get(name)
     if size is None or size > MAX_SBOM_SIZE:
         return {}
+    from wheelcheck.sbom.cyclonedx_json import os_packages_in  # here: an audit of a wheel without an SBOM never needs it
+
     return os_packages_in(reader.read(name).decode("utf-8", "replace"))
 
 
@@ -72,6 +72,9 @@ def repaired_wheel_sbom(model: WheelModel, grafted: Mapping[str, str], reader: W
 
     ``grafted``: member -> the host path it was copied from, for this repair's grafts (asked of dpkg, rpm
     or apk); ``reader`` reads the input wheel, whose own SBOM names earlier grafts' packages."""
+    from wheelcheck.sbom.cyclonedx_json import cyclonedx_json  # only repair writes an SBOM
+    from wheelcheck.sbom.os_packages import os_package_of
+
     packages = embedded_os_packages(reader)
     for member, host_path in grafted.items():
         found = os_package_of(host_path)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 __all__ = ["required_name"]
@@ -23,6 +22,9 @@ def required_name(line: str) -> str | None:
         deepest = max(deepest, depth)
     if deepest > MAX_NESTING:
         return None
+    # here: packaging's requirement parser costs ~20 ms to import, and most audits never read a line
+    from packaging.requirements import InvalidRequirement, Requirement
+
     try:
         return canonicalize_name(Requirement(line).name)
     except InvalidRequirement:
