@@ -4,7 +4,7 @@
 For each wheel, one row: auditwheel show; the floor (every ELF member inflated once on one thread, the bytes
 discarded: no parse, no hash, no CRC); wheelcheck audit with its default jobs and with --jobs 1. Times are
 best of --repeat; RSS is the peak resident size of each child (os.wait4: the largest of the child and its own
-workers), in MB, and "RSS all" the peak of their sum (sampled every 50 ms); cpu is the CPU seconds (user +
+workers), in MB, and "RSS all" the peak of their sum (proportional set sizes, sampled every 50 ms); cpu is the CPU seconds (user +
 system) that run used, all its threads and workers together: on a loaded machine the wall times stretch, the
 CPU seconds much less. Ratios: aw/wc (how many times faster
 than auditwheel), wc/floor and j1/floor (1.00 means "at the floor"; below it, the floor's single thread was
@@ -153,9 +153,9 @@ def compile_sources() -> None:
 
 
 def run_child(cmd: list[str], repeat: int) -> tuple[float, float, str, float, float]:
-    """(best wall time, peak RSS in MB of that run, its stdout, its CPU seconds, the peak in MB of the RSS of
-    the process and its children together) of ``cmd`` run ``repeat`` times. The first RSS is ru_maxrss (the
-    largest single process); the second is sampled every 50 ms, so it may miss a peak shorter than that."""
+    """(best wall time, peak RSS in MB of that run, its stdout, its CPU seconds, the peak in MB of the memory of
+    the process and its children together) of ``cmd`` run ``repeat`` times. The first is ru_maxrss (the largest
+    single process); the second is sampled every 50 ms (timing.TreeRss), so it may miss a shorter peak."""
     best: tuple[float, float, str, float, float] | None = None
     for _ in range(repeat):
         start = time.perf_counter()

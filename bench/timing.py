@@ -34,9 +34,10 @@ def print_table(cols: list[str], rows: list[list[str]]) -> None:
 
 
 class TreeRss:
-    """The peak of the summed resident size of process ``pid`` and all its descendants, sampled every
-    ``interval`` seconds on a thread (``os.wait4``'s ru_maxrss is the largest single process, not the sum of
-    a parent and the children it forks). Linux only: read from /proc."""
+    """The peak of the memory of process ``pid`` and all its descendants together, sampled every ``interval``
+    seconds on a thread (``os.wait4``'s ru_maxrss is the largest single process, not the sum of a parent and the
+    children it forks). Each process counts its proportional set size (PSS: a page a forked child still shares
+    with its parent counts half to each), so the sum is the memory the tree really holds. Linux only."""
 
     def __init__(self, pid: int, interval: float = 0.05) -> None:
         import threading
@@ -44,7 +45,6 @@ class TreeRss:
         self.peak = 0  # bytes
         self._pid, self._interval = pid, interval
         self._stop = threading.Event()
-        self._page = os.sysconf("SC_PAGE_SIZE")
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
@@ -74,7 +74,10 @@ class TreeRss:
 
     def _rss(self, pid: int) -> int:
         try:
-            with open(f"/proc/{pid}/statm") as f:
-                return int(f.read().split()[1]) * self._page
+            with open(f"/proc/{pid}/smaps_rollup") as f:
+                for line in f:
+                    if line.startswith("Pss:"):
+                        return int(line.split()[1]) * 1024
         except (OSError, IndexError, ValueError):
-            return 0
+            pass
+        return 0

@@ -12,7 +12,7 @@ from typing import Any
 from wheelcheck.audit.cxxabi import CxxAbi, abi_tagged_exports, abi_tagged_imports, classify_interface, interface
 from wheelcheck.audit.exposure import Exposure, exposure_of
 from wheelcheck.elf.elf_info import ElfInfo
-from wheelcheck.wheel.forked import ChildDied, fork_map
+from wheelcheck.wheel.forked import MEMORY_BUDGET, ChildDied, fork_map, resident_bytes
 from wheelcheck.wheel.scanner import default_jobs
 
 __all__ = ["FileAnalysis", "analyse_file", "analyse_files"]
@@ -41,6 +41,8 @@ def analyse_files(elves: Sequence[ElfInfo], jobs: int | None) -> dict[str, FileA
     largest library's two halves are made at once."""
     weights = [len(elf.symtab) for elf in elves]
     jobs = (jobs or default_jobs()) if sum(weights) >= _FORK_MIN_SYMBOLS else 1
+    if jobs > 1 and not _children_fit(elves, jobs):
+        jobs = 1
     tasks = [(part, elf) for elf in elves for part in (_abi_part, exposure_of)]
     try:
         done = fork_map(_run_task, tasks, [w for w in weights for _ in range(2)], jobs)
@@ -51,6 +53,17 @@ def analyse_files(elves: Sequence[ElfInfo], jobs: int | None) -> dict[str, FileA
         cxx_abi, abi_imports, abi_exports = done[2 * i]
         analyses[elf.path] = FileAnalysis(cxx_abi, abi_imports, abi_exports, done[2 * i + 1])
     return analyses
+
+
+def _children_fit(elves: Sequence[ElfInfo], jobs: int) -> bool:
+    """Would the children stay within the memory budget? A forked child shares this process's pages until it
+    writes to them, and reading a Python object writes its reference count: a child copies about the objects
+    of its share of the symbol names (their text and some 56 bytes of object each)."""
+    here = resident_bytes()
+    if here is None:
+        return False
+    names = sum(sum(map(len, elf.symtab.names)) + 56 * len(elf.symtab) for elf in elves)
+    return here + names * (jobs - 1) // jobs <= MEMORY_BUDGET
 
 
 def _abi_part(elf: ElfInfo) -> tuple[CxxAbi, tuple[str, ...], tuple[str, ...]]:

@@ -13,7 +13,11 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Generic, TypeVar
 
-__all__ = ["Forked", "ChildDied", "can_fork", "balanced_groups", "fork_map"]
+__all__ = ["Forked", "ChildDied", "can_fork", "balanced_groups", "fork_map", "MEMORY_BUDGET", "resident_bytes"]
+
+# What an audit of the largest wheels aims to hold, its children included: a child that would copy enough of
+# this process's objects to pass it is not started (the work is done here instead, a little later)
+MEMORY_BUDGET = 256 << 20
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -29,6 +33,15 @@ def can_fork() -> bool:
     import multiprocessing  # here: most wheels are too small ever to fork, and never pay for importing it
 
     return "fork" in multiprocessing.get_all_start_methods() and multiprocessing.parent_process() is None
+
+
+def resident_bytes() -> int | None:
+    """This process's resident memory now (None where /proc does not say)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def balanced_groups(weights: Sequence[int], count: int) -> list[list[int]]:

@@ -174,30 +174,40 @@ def _process_buckets(members: list[ZipInfo], jobs: int) -> list[list[int]]:
 
 def _on_processes(reader: WheelReader, members: list[ZipInfo], algorithms: list[str], jobs: int, tally: _Tally,
                   buckets: list[list[int]]) -> list[tuple[ElfInfo, str]]:
-    """The first bucket summarised here (on threads), each other one in a forked child at the same time."""
+    """The first bucket summarised here (on threads), each other one in a forked child at the same time.
+
+    Each child's summaries are taken as soon as it sends them (on a thread here), so that it ends and frees
+    its memory rather than wait, holding them twice (objects and pickle), for this process's own share."""
     from wheelcheck.wheel.forked import ChildDied, Forked
 
     def part(bucket: list[int]) -> tuple[list[ZipInfo], list[str]]:
         return [members[i] for i in bucket], [algorithms[i] for i in bucket]
 
+    def collect(bucket: list[int], child: Forked) -> list[tuple[ElfInfo, str]]:
+        try:
+            return child.result()
+        finally:
+            tally.add(sum(members[i].file_size for i in bucket), member_done=True)
+
     children = [Forked(partial(_child_bucket, reader, *part(bucket), jobs)) for bucket in buckets[1:]]
     results: list = [None] * len(members)
     failures: list[tuple[int, BaseException]] = []
     try:
-        try:
-            for i, result in zip(buckets[0], _on_threads(reader, *part(buckets[0]), jobs, tally)):
-                results[i] = result
-        except _Failed as failed:
-            failures.append((buckets[0][failed.index], failed.error))
-        for bucket, child in zip(buckets[1:], children):
+        with ThreadPoolExecutor(max_workers=len(children), thread_name_prefix="wheelcheck-collect") as collector:
+            arriving = [collector.submit(collect, bucket, child) for bucket, child in zip(buckets[1:], children)]
             try:
-                for i, result in zip(bucket, child.result()):
+                for i, result in zip(buckets[0], _on_threads(reader, *part(buckets[0]), jobs, tally)):
                     results[i] = result
             except _Failed as failed:
-                failures.append((bucket[failed.index], failed.error))
-            except ChildDied:
-                failures.append((bucket[0], BadWheelError(str(reader.path), _CHILD_DIED)))
-            tally.add(sum(members[i].file_size for i in bucket), member_done=True)
+                failures.append((buckets[0][failed.index], failed.error))
+            for bucket, future in zip(buckets[1:], arriving):
+                try:
+                    for i, result in zip(bucket, future.result()):
+                        results[i] = result
+                except _Failed as failed:
+                    failures.append((bucket[failed.index], failed.error))
+                except ChildDied:
+                    failures.append((bucket[0], BadWheelError(str(reader.path), _CHILD_DIED)))
     finally:
         for child in children:
             child.stop()
