@@ -96,3 +96,35 @@ def test_no_children_from_a_worker_process():
     assert forked.can_fork()
     with multiprocessing.get_context("fork").Pool(1) as pool:
         assert pool.apply(forked.can_fork) is False
+
+
+def test_analyses_on_children_equal_those_made_here(build, tmp_path, forks, monkeypatch):
+    """The per-file analyses of the checks (ABI, exposure) made on children are those made here; with no room
+    in the memory budget for a child's copy of the objects it reads, none is started."""
+    from wheelcheck.audit import file_analyses
+
+    monkeypatch.setattr(file_analyses, "_FORK_MIN_SYMBOLS", 0)
+    model = scan_wheel(_modules(build, tmp_path, [300_000, 200_000, 100_000, 50_000]), jobs=1)
+    here = file_analyses.analyse_files(model.elves, 1)
+    assert not forks
+    spread = file_analyses.analyse_files(model.elves, 2)
+    assert len(forks) == 1 and spread == here
+    monkeypatch.setattr(file_analyses, "MEMORY_BUDGET", 1 << 20)  # less than this process holds already
+    assert file_analyses.analyse_files(model.elves, 2) == here and len(forks) == 1
+
+
+def _square_or_fail(n: int) -> int:
+    if n < 0:
+        raise ValueError(f"item {n}")
+    return n * n
+
+
+def test_fork_map_gives_results_and_the_first_error_in_item_order():
+    items = [1, -2, 3, -4, 5]
+    weights = [1, 1, 1, 10, 1]  # item 3 (heaviest) is done here, item 1 in the child
+    assert forked.balanced_groups(weights, 2) == [[3], [0, 1, 2, 4]]
+    assert forked.fork_map(_square_or_fail, [1, 2, 3], [1, 1, 1], 2) == [1, 4, 9]
+    with pytest.raises(ValueError, match="item -2"):
+        forked.fork_map(_square_or_fail, items, weights, 2)
+    with pytest.raises(ValueError, match="item -2"):
+        [_square_or_fail(n) for n in items]
