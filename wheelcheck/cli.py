@@ -172,7 +172,7 @@ def audit_command(
     fmt: Annotated[Optional[AuditFormat], typer.Option("--format", help="Output format (default: text).")] = None,
     fail_on: Annotated[Optional[Severity], typer.Option("--fail-on", help="The lowest finding severity that fails a wheel (default: error).")] = None,
     output: Annotated[Optional[Path], typer.Option(help="Write the report to this file instead of stdout.")] = None,
-    jobs: Annotated[Optional[int], typer.Option(help="Members streamed at once per wheel (threads), and wheels audited at once (processes); default: one per core.", min=1)] = None,
+    jobs: Annotated[Optional[int], typer.Option(help="Work at once: members streamed per wheel (threads), a large wheel's members and analyses shared out (processes), wheels audited at once (processes); default: one per core; 1 keeps everything in this process.", min=1)] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print only the verdict lines.")] = False,
     verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="-v: every file of each group of findings, and the info findings (why the tag is not better); -vv: also per-file details and every symbol.")] = 0,
     cxx_abi: Annotated[Optional[CxxAbi], typer.Option("--cxx-abi", help="Require this libstdc++ string ABI (overrides the policy).")] = None,
@@ -251,7 +251,7 @@ def repair_command(
     ldpaths: Annotated[Optional[str], typer.Option("--ldpaths", help="Colon-separated directories that replace ld.so.conf and the system directories in the library search (auditwheel's option; $AUDITWHEEL_LD_LIBRARY_PATH is still searched).")] = None,
     patcher: Annotated[Optional[str], typer.Option("--patcher", envvar="AUDITWHEEL_PATCHER", show_envvar=False, help="auditwheel's ELF patcher choice: only patchelf, what wheelcheck always uses.")] = None,
     fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
-    jobs: Annotated[Optional[int], typer.Option(help="Members streamed at once while reading the wheel (threads); default: one per core.", min=1)] = None,
+    jobs: Annotated[Optional[int], typer.Option(help="Members streamed at once (threads), a large wheel's members read on that many processes; default: one per core.", min=1)] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print only a line per wheel.")] = False,
     verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="Also print info findings, every file of each group, and what stays external.")] = 0,
     config: Annotated[Optional[Path], typer.Option("--config", help=CONFIG_HELP)] = None,
@@ -330,7 +330,7 @@ def sbom_command(
     paths: Annotated[list[str], typer.Argument(help="Wheels: files, globs or directories of *.whl.")],
     fmt: Annotated[SbomFormat, typer.Option("--format", help="cyclonedx (CycloneDX 1.6 JSON), spdx (SPDX 2.3 JSON) or table (for people).")] = SbomFormat.cyclonedx,
     output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write the document to this file instead of stdout.")] = None,
-    jobs: Annotated[Optional[int], typer.Option(help="Members streamed at once while reading each wheel (threads); default: one per core.", min=1)] = None,
+    jobs: Annotated[Optional[int], typer.Option(help="Members streamed at once (threads), a large wheel's members read on that many processes; default: one per core.", min=1)] = None,
     verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="table: every piece of evidence, whole.")] = 0,
 ) -> None:
     """List the third-party code in wheels: vendored libraries and statically linked copies, with the versions the binaries state. Exit 0, or 2 on bad input."""
@@ -617,7 +617,7 @@ def compat_command(
     fmt: Annotated[CompatFormat, typer.Option("--format", help="Output format.")] = CompatFormat.text,
     output: Annotated[Optional[Path], typer.Option(help="Write the report to this file instead of stdout.")] = None,
     policy_file: Annotated[Optional[Path], typer.Option(help="Take the libraries every system has (and the libstdc++ of each platform tag) from the policies in this file.")] = None,
-    jobs: Annotated[Optional[int], typer.Option(help="Members streamed at once per wheel (threads), installed files read at once (processes); default: one per core.", min=1)] = None,
+    jobs: Annotated[Optional[int], typer.Option(help="Members streamed at once per wheel (threads; a large wheel's on that many processes), installed files read at once (processes); default: one per core.", min=1)] = None,
     verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="Also satisfied pins, info findings, and how each library was found.")] = 0,
 ) -> None:
     """Check that each extension or plugin loads beside its host. The host is the distributions given. Exit status: 0 every one loads, 1 one will fail, 2 one cannot be told (or bad input)."""
@@ -643,7 +643,7 @@ def compat_command(
 def abi_command(
     wheel: Annotated[Path, typer.Argument(help="The host's wheel.")],
     output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write the manifest here (gzip-compressed when the name ends in .gz) instead of stdout.")] = None,
-    jobs: Annotated[Optional[int], typer.Option(help="Members streamed at once while reading the wheel (threads); default: one per core.", min=1)] = None,
+    jobs: Annotated[Optional[int], typer.Option(help="Members streamed at once (threads), a large wheel's members read on that many processes; default: one per core.", min=1)] = None,
 ) -> None:
     """Write a host's exported interface as a manifest. It lists symbols with versions and binding, the C++ string ABI, the libstdc++ floor and the compilers; `wheelcheck compat` takes it in place of the wheel."""
     import gzip
