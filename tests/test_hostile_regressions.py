@@ -310,11 +310,14 @@ def test_a_worker_that_dies_reading_an_environment_is_a_clean_error(seeds, tmp_p
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n")
     (info / "RECORD").write_text("pkg/_a.so,,\npkg/_b.so,,\npkg-1.0.dist-info/METADATA,,\npkg-1.0.dist-info/RECORD,,\n")
     script = textwrap.dedent(f"""
-        import os, signal, sys
+        import multiprocessing, os, signal, sys
         import wheelcheck.conflicts.read_distributions as reading
-        def killed(*args, **kwargs):
-            os.kill(os.getpid(), signal.SIGKILL)
-        reading._summarize_batch = killed  # what the forked workers run
+        summarize = reading._summarize_item
+        def killed(item):
+            if multiprocessing.parent_process() is not None:  # a forked worker: killed; the parent reads on
+                os.kill(os.getpid(), signal.SIGKILL)
+            return summarize(item)
+        reading._summarize_item = killed
         from wheelcheck.cli import main
         sys.argv = ["wheelcheck", "conflicts", "--jobs", "2", "--env", {str(site)!r}]
         main()

@@ -16,8 +16,6 @@ import os
 import re
 import subprocess
 import sys
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from email.parser import HeaderParser
 from pathlib import Path
 
@@ -27,7 +25,8 @@ from wheelcheck.conflicts.distribution import Distribution
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.elf.elf_summary import is_elf, summarize_file
 from wheelcheck.errors import BadElfError, UsageError
-from wheelcheck.wheel.scanner import scan_wheel
+from wheelcheck.wheel.forked import ChildDied, fork_map
+from wheelcheck.wheel.scanner import default_jobs, scan_wheel
 from wheelcheck.wheel.wheel_reader import WheelReader
 
 __all__ = ["from_wheel", "from_environment", "site_packages_of", "default_python", "uses_rtld_global"]
@@ -157,33 +156,18 @@ def _is_elf_file(path: Path) -> bool:
 
 def _summarize_files(wanted: list[tuple[Path, str]], jobs: int | None) -> list[ElfInfo]:
     sizes = [(site / rel).stat().st_size for site, rel in wanted]
-    workers = min(jobs or os.cpu_count() or 1, len(wanted))
-    if workers <= 1 or sum(sizes) < PARALLEL_THRESHOLD:
-        return [_summarize_file(str(site), rel) for site, rel in wanted]
-    batches: list[list[int]] = [[] for _ in range(workers)]
-    loads = [0] * workers
-    for i in sorted(range(len(wanted)), key=lambda i: -sizes[i]):
-        lightest = loads.index(min(loads))
-        batches[lightest].append(i)
-        loads[lightest] += sizes[i]
-    results: list = [None] * len(wanted)
-    batch: list[int] = []
+    jobs = (jobs or default_jobs()) if sum(sizes) >= PARALLEL_THRESHOLD else 1
     try:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = [(b, pool.submit(_summarize_batch, [(str(wanted[i][0]), wanted[i][1]) for i in b]))
-                       for b in batches]
-            for batch, future in futures:
-                for i, info in zip(batch, future.result()):
-                    results[i] = info
-    except BrokenProcessPool:  # a worker was killed (out of memory, a signal): no error came back to raise
-        site, rel = wanted[batch[0]] if batch else wanted[0]
+        return fork_map(_summarize_item, wanted, sizes, jobs)
+    except ChildDied as died:  # killed (out of memory, a signal): no error came back to raise
+        site, rel = wanted[died.item or 0]
         raise BadElfError(str(site / rel), "a worker process died while reading the files of the environment "
                                            "(killed, or out of memory); --jobs 1 reads them in this process") from None
-    return results
 
 
-def _summarize_batch(items: list[tuple[str, str]]) -> list[ElfInfo]:
-    return [_summarize_file(site, rel) for site, rel in items]
+def _summarize_item(item: tuple[Path, str]) -> ElfInfo:
+    site, rel = item
+    return _summarize_file(str(site), rel)
 
 
 def _summarize_file(site: str, rel: str) -> ElfInfo:

@@ -24,7 +24,10 @@ R = TypeVar("R")
 
 
 class ChildDied(Exception):
-    """The child ended without sending a result (killed by a signal, out of memory)."""
+    """The child ended without sending a result (killed by a signal, out of memory). From ``fork_map``:
+    ``item`` is the index of the first item the child had."""
+
+    item: int | None = None
 
 
 def can_fork() -> bool:
@@ -59,7 +62,7 @@ def balanced_groups(weights: Sequence[int], count: int) -> list[list[int]]:
 def fork_map(call: Callable[[T], R], items: Sequence[T], weights: Sequence[int], jobs: int) -> list[R]:
     """``[call(item) for item in items]``, the items split by weight between this process (the heaviest group)
     and up to ``jobs - 1`` forked children. An exception is raised as the one-by-one loop would raise it (the
-    first in item order); a child that dies is ``ChildDied``."""
+    first in item order); a child that dies is ``ChildDied``, in the place of its group's first item."""
     groups = balanced_groups(weights, jobs) if jobs > 1 and len(items) > 1 and can_fork() else []
     if len(groups) < 2:
         return [call(item) for item in items]
@@ -74,6 +77,9 @@ def fork_map(call: Callable[[T], R], items: Sequence[T], weights: Sequence[int],
                     results[i] = result
             except _GroupFailed as failed:
                 failures.append((group[failed.position], failed.error))
+            except ChildDied as died:
+                died.item = group[0]
+                failures.append((group[0], died))
     finally:
         for child in children:
             child.stop()
