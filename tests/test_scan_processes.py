@@ -107,6 +107,7 @@ def test_analyses_on_children_equal_those_made_here(build, tmp_path, forks, monk
     model = scan_wheel(_modules(build, tmp_path, [300_000, 200_000, 100_000, 50_000]), jobs=1)
     here = file_analyses.analyse_files(model.elves, 1)
     assert not forks
+    monkeypatch.setattr(file_analyses, "MEMORY_BUDGET", forked.resident_bytes() + (1 << 30))  # room for a child
     spread = file_analyses.analyse_files(model.elves, 2)
     assert len(forks) == 1 and spread == here
     monkeypatch.setattr(file_analyses, "MEMORY_BUDGET", 1 << 20)  # less than this process holds already
