@@ -9,8 +9,10 @@ Both tools then repair the same input into their own directory. Nothing is commi
 
     python bench/bench_repair.py [WHEEL ...] [--repeat N] [--auditwheel PATH] [--wheelcheck PATH]
 
-Columns: input size; best-of-N wall time of each tool; their ratio; each output's size and wheelcheck's
-size relative to auditwheel's; whether both outputs have the same file name and the same members.
+Columns: input size; best-of-N wall time of each tool; their ratio; peak RSS in MB of each (the largest single
+process) and wheelcheck's for all its processes together (summed PSS, sampled); each output's size and
+wheelcheck's size relative to auditwheel's; whether both outputs have the same file name and the same members
+(besides the SBOM wheelcheck writes, docs/differences.md R9).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import time
 import zipfile
 from pathlib import Path
 
-from timing import print_table
+from timing import TreeRss, print_table
 from wheelcheck.repair.retag import retag_filename, retag_wheel_text
 from wheelcheck.wheel.wheel_reader import WheelReader
 from wheelcheck.wheel.wheel_rebuild import NewMember, rebuild_wheel
@@ -91,23 +93,34 @@ def build_input(real: Path, ext: Path, out_dir: Path) -> Path:
     return target
 
 
-def timed(cmd: list[str], out: Path, repeat: int, env: dict) -> tuple[float, Path]:
-    best = None
+def timed(cmd: list[str], out: Path, repeat: int, env: dict) -> tuple[float, Path, float, float]:
+    """(best wall time, the output wheel, that run's peak RSS in MB (ru_maxrss: the largest single process),
+    and the peak in MB of all its processes together, summed PSS sampled every 50 ms)."""
+    best: tuple[float, float, float] | None = None
     for _ in range(repeat):
         shutil.rmtree(out, ignore_errors=True)
         start = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True)
+        tree = TreeRss(proc.pid)
+        err = proc.stderr.read() if proc.stderr else ""
+        tree_peak = tree.stop()
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = 0  # reaped here, by wait4
         elapsed = time.perf_counter() - start
-        if proc.returncode != 0:
-            sys.exit(f"bench_repair: {' '.join(cmd)} failed:\n{proc.stderr[-2000:]}")
-        best = elapsed if best is None else min(best, elapsed)
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit(f"bench_repair: {' '.join(cmd)} failed:\n{err[-2000:]}")
+        if best is None or elapsed < best[0]:
+            best = (elapsed, usage.ru_maxrss / 1024, tree_peak)
+    assert best is not None
     (wheel,) = out.glob("*.whl")
-    return best, wheel
+    return best[0], wheel, best[1], best[2]
 
 
 def members(path: Path) -> set[str]:
+    """The wheel's file members, less the SBOM wheelcheck writes where auditwheel writes none (docs/differences.md
+    R9: auditwheel writes its own only when a package manager owns a grafted library; the bench's are built here)."""
     with zipfile.ZipFile(path) as zf:
-        return {n for n in zf.namelist() if not n.endswith("/")}
+        return {n for n in zf.namelist() if not n.endswith("/") and not n.endswith("/sboms/wheelcheck.cdx.json")}
 
 
 def main() -> int:
@@ -126,21 +139,23 @@ def main() -> int:
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
     env.pop("LD_LIBRARY_PATH", None)
     env.pop("SOURCE_DATE_EPOCH", None)
-    cols = ["input", "MB", "auditwheel s", "wheelcheck s", "speed-up", "aw out MB", "wc out MB", "size delta",
-            "same name+members"]
+    cols = ["input", "MB", "auditwheel s", "wheelcheck s", "speed-up", "aw RSS", "wc RSS", "wc RSS all", "aw out MB",
+            "wc out MB", "size delta", "same name+members"]
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-repair-") as tmp:
         ext = build_libraries(Path(tmp) / "build")
         for real in reals:
             work = Path(tmp) / real.stem
             wheel = build_input(real, ext, work / "in")
-            aw_s, aw_out = timed([auditwheel, "repair", "-w", str(work / "aw"), str(wheel)], work / "aw", args.repeat, env)
-            wc_s, wc_out = timed([wheelcheck, "repair", "-q", "-w", str(work / "wc"), str(wheel)], work / "wc",
-                                 args.repeat, env)
+            aw_s, aw_out, aw_rss, _ = timed([auditwheel, "repair", "-w", str(work / "aw"), str(wheel)], work / "aw",
+                                            args.repeat, env)
+            wc_s, wc_out, wc_rss, wc_all = timed([wheelcheck, "repair", "-q", "-w", str(work / "wc"), str(wheel)],
+                                                 work / "wc", args.repeat, env)
             aw_mb, wc_mb = aw_out.stat().st_size / 1e6, wc_out.stat().st_size / 1e6
             same = aw_out.name == wc_out.name and members(aw_out) == members(wc_out)
             rows.append([real.name.split("-")[0], f"{wheel.stat().st_size / 1e6:.1f}", f"{aw_s:.2f}", f"{wc_s:.2f}",
-                         f"{aw_s / wc_s:.1f}x", f"{aw_mb:.2f}", f"{wc_mb:.2f}", f"{(wc_mb - aw_mb) / aw_mb * 100:+.2f}%",
+                         f"{aw_s / wc_s:.1f}x", f"{aw_rss:.0f}", f"{wc_rss:.0f}", f"{wc_all:.0f}", f"{aw_mb:.2f}",
+                         f"{wc_mb:.2f}", f"{(wc_mb - aw_mb) / aw_mb * 100:+.2f}%",
                          "yes" if same else "NO"])
             print(" | ".join(rows[-1]), file=sys.stderr, flush=True)
     print_table(cols, rows)

@@ -62,7 +62,7 @@ def test_members_on_children_give_the_model_one_by_one_gives(build, tmp_path, fo
 
 
 @pytest.mark.parametrize("broken", [{1, 4}, {3, 4}, {4}, {0, 2}])
-def test_the_first_failure_in_wheel_order_is_raised(build, tmp_path, forks, broken):
+def test_the_first_failure_in_wheel_order_is_raised(build, tmp_path, forks, broken, monkeypatch):
     """Member 4 (the largest) is read here, 0..3 in a child: whichever process meets its failure first, the
     error is the one reading them in order would raise."""
     wheel = _modules(build, tmp_path, [400_000, 900_000, 300_000, 100_000, 2_000_000], broken=broken)
@@ -76,6 +76,10 @@ def test_the_first_failure_in_wheel_order_is_raised(build, tmp_path, forks, brok
     assert forks
     assert str(spread.value) == str(one_by_one.value)
     assert f"m{min(broken)}.cpython" in str(spread.value)
+    monkeypatch.setattr(scanner, "_PROCESSES_MIN", 1 << 62)  # threads alone: the same error
+    with pytest.raises(BadElfError) as threaded:
+        scan_wheel(wheel, jobs=3)
+    assert str(threaded.value) == str(one_by_one.value)
 
 
 def _killed(*_args):

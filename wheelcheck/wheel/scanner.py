@@ -33,7 +33,8 @@ from wheelcheck.wheel.record import digest_field
 __all__ = ["scan_wheel", "scan_reader", "Progress", "default_jobs"]
 
 _AHEAD = 1 << 20  # members smaller than this are inflated on the thread that summarises them
-_THREADS_MIN = 4 << 20  # ELF bytes in all below which members stream one after another: threads would cost more
+_THREADS_MIN = 24 << 20  # ELF bytes in all below which members stream one after another: inflating them all takes
+# under 0.1 s, so threads could save little and their start and the GIL's hand-offs cost about as much
 _PROCESSES_MIN = 64 << 20  # ELF bytes in all from which members are summarised on processes too (forked.py)
 PROGRESS_STEP = 32 << 20  # within a large member, progress moves at least this often
 # GNU ld scripts named like libraries (intel-cmplr-lib-rt's libintlc.so is "INPUT (libintlc.so.5)"): only the
