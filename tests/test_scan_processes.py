@@ -133,3 +133,21 @@ def test_fork_map_gives_results_and_the_first_error_in_item_order():
         forked.fork_map(_square_or_fail, items, weights, 2)
     with pytest.raises(ValueError, match="item -2"):
         [_square_or_fail(n) for n in items]
+
+
+def test_analyses_made_as_the_wheel_is_read_are_those_made_after(build, tmp_path, forks):
+    """scan_wheel(analyse=...) makes each file's analysis where the file is summarised, in a child for the
+    child's share; they equal those made afterwards, and a model whose files were replaced does not lend them."""
+    from dataclasses import replace
+
+    from wheelcheck.audit.file_analyses import analyse_file, analyse_files
+
+    wheel = _modules(build, tmp_path, [300_000, 2_000_000, 50_000, 1_200_000])
+    model = scan_wheel(wheel, jobs=2, analyse=analyse_file)
+    assert len(forks) == 1 and len(model.analyses) == 4
+    after = analyse_files(model.elves, 1)
+    assert {elf.path: model.analysis_of(elf) for elf in model.elves} == after
+    assert analyse_files(model.elves, 1, model.analysis_of) == after
+    copies = tuple(replace(elf) for elf in model.elves)  # equal files, other objects: as a repair makes them
+    replaced = replace(model, elves=copies)
+    assert all(replaced.analysis_of(e) is None for e in copies)

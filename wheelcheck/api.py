@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from wheelcheck.audit.audit_options import AuditOptions
+from wheelcheck.audit.file_analyses import analyse_file
 from wheelcheck.audit.verdict import assess
 from wheelcheck.errors import UsageError, WheelcheckError
 from wheelcheck.wheel.parallel_wheels import map_wheels
@@ -121,8 +122,10 @@ def audit_wheel(path: str | Path, options: AuditOptions, progress: WheelProgress
     name = Path(path).name
     started = time.perf_counter()
     try:
+        # each file's share of the checks made where it is summarised, a child process's share there too
         model = scan_wheel(path, jobs=options.jobs,
-                           progress=(lambda done, total: progress(name, done, total)) if progress else None)
+                           progress=(lambda done, total: progress(name, done, total)) if progress else None,
+                           analyse=analyse_file)
         if options.lib_path:
             options = _with_external(model, options)
         judged = assess(model, options)

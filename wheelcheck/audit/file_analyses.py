@@ -34,11 +34,19 @@ def analyse_file(elf: ElfInfo) -> FileAnalysis:
     return FileAnalysis(*_abi_part(elf), exposure_of(elf))
 
 
-def analyse_files(elves: Sequence[ElfInfo], jobs: int | None) -> dict[str, FileAnalysis]:
+def analyse_files(elves: Sequence[ElfInfo], jobs: int | None,
+                  made: Callable[[ElfInfo], FileAnalysis | None] = lambda elf: None) -> dict[str, FileAnalysis]:
     """Every file's analysis, by path; on up to ``jobs`` processes (default: one per core) when the wheel is large.
 
-    The two parts of a file's analysis (ABI, exposure) cost about the same and are shared out apart: the
+    ``made(elf)``: the analysis made already (as the wheel was read: ``scan_wheel(analyse=analyse_file)``), or
+    None. The two parts of a file's analysis (ABI, exposure) cost about the same and are shared out apart: the
     largest library's two halves are made at once."""
+    analyses = {elf.path: found for elf in elves if (found := made(elf)) is not None}
+    missing = [elf for elf in elves if elf.path not in analyses]
+    return {**analyses, **_analysed(missing, jobs)}
+
+
+def _analysed(elves: Sequence[ElfInfo], jobs: int | None) -> dict[str, FileAnalysis]:
     weights = [len(elf.symtab) for elf in elves]
     jobs = (jobs or default_jobs()) if sum(weights) >= _FORK_MIN_SYMBOLS else 1
     if jobs > 1 and not _children_fit(elves, jobs):

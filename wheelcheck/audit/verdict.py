@@ -78,7 +78,7 @@ def assess(model: WheelModel, options: AuditOptions) -> Judgement:
             "musl-version", "info", None,
             f"musl has no symbol versions: nothing in the wheel tells musl 1.1 from 1.2, so the verdict "
             f"is the newest musllinux policy whose other rules hold ({verdict.name})"))
-    analyses = analyse_files(elves, options.jobs)
+    analyses = analyse_files(elves, options.jobs, model.analysis_of)
     context = CheckContext(model, elves, resolution, arch, libc, verdict, target, options, tuple(policies), analyses)
     facts: dict[str | None, dict[str, Any]] = {}  # a Fact's name says what its value is
     for check in CHECKS:

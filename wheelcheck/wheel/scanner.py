@@ -16,6 +16,7 @@ import os
 import threading
 import zlib
 from collections.abc import Callable
+from typing import Any
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from functools import partial
 from email.parser import HeaderParser
@@ -49,6 +50,10 @@ def _is_linker_script(head: bytes) -> bool:
 
 # progress(done, total): bytes of ELF members summarised so far, out of all; called from this process only
 Progress = Callable[[int, int], None]
+# analyse(summary): the caller's own per-file work, done where the file was summarised (in a child too, while
+# this process reads its share), kept in WheelModel.analyses; a module-level function, and a picklable result
+Analyse = Callable[[ElfInfo], Any]
+_Result = tuple[ElfInfo, str, Any]  # (summary, RECORD digest, analysis or None)
 
 
 def default_jobs() -> int:
@@ -59,16 +64,18 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def scan_wheel(path: str | Path, jobs: int | None = None, progress: Progress | None = None) -> WheelModel:
+def scan_wheel(path: str | Path, jobs: int | None = None, progress: Progress | None = None,
+               analyse: Analyse | None = None) -> WheelModel:
     """Read the wheel at ``path``. Raises BadWheelError/BadElfError for bad input.
 
     ``progress``, if given, is called with (bytes done, bytes total) as ELF members are summarised.
     """
     with WheelReader(path) as reader:
-        return scan_reader(reader, jobs, progress)
+        return scan_reader(reader, jobs, progress, analyse)
 
 
-def scan_reader(reader: WheelReader, jobs: int | None = None, progress: Progress | None = None) -> WheelModel:
+def scan_reader(reader: WheelReader, jobs: int | None = None, progress: Progress | None = None,
+                analyse: Analyse | None = None) -> WheelModel:
     """``scan_wheel`` of a wheel already open (repair reads it once, for the model and for the output)."""
     dist_info = reader.dist_info
     wheel_meta = HeaderParser().parsestr(reader.metadata_text("WHEEL") or "")
@@ -84,10 +91,13 @@ def scan_reader(reader: WheelReader, jobs: int | None = None, progress: Progress
         elif looks_like_shared_object(name) and not _is_linker_script(reader.head(name, 256)):
             raise BadElfError(f"{reader.path}:{name}", "named like a shared object but is not an ELF file")
     results = _summarize_all(reader, candidates, [record.algorithm(m.filename) for m in candidates],
-                             jobs or default_jobs(), _Tally(candidates, progress))
+                             jobs or default_jobs(), _Tally(candidates, progress), analyse)
     elves, problems = [], []
-    for member, (info, digest) in zip(candidates, results):
+    analyses = []
+    for member, (info, digest, analysis) in zip(candidates, results):
         elves.append(info)
+        if analyse is not None:
+            analyses.append((info, analysis))
         problem = record.check(member.filename, digest)
         if problem:
             problems.append((member.filename, problem))
@@ -102,44 +112,45 @@ def scan_reader(reader: WheelReader, jobs: int | None = None, progress: Progress
         data_dir=reader.data_dir(),
         requires_dist=tuple(metadata.get_all("Requires-Dist") or ()),
         record_problems=tuple(problems),
+        analyses=tuple(analyses),
     )
 
 
 def _summarize_all(reader: WheelReader, members: list[ZipInfo], algorithms: list[str], jobs: int,
-                   tally: _Tally) -> list[tuple[ElfInfo, str]]:
+                   tally: _Tally, analyse: Analyse | None) -> list[_Result]:
     """Each member's (summary, RECORD digest), in order; raises the error the first failing member (in wheel
     order) raises, as reading them one after another would."""
     try:
         if jobs <= 1 or tally.total < _THREADS_MIN:
-            return _one_by_one(reader, members, algorithms, tally)
+            return _one_by_one(reader, members, algorithms, tally, analyse)
         buckets = _process_buckets(members, jobs) if tally.total >= _PROCESSES_MIN else []
         if buckets:
-            return _on_processes(reader, members, algorithms, jobs, tally, buckets)
-        return _on_threads(reader, members, algorithms, jobs, tally)
+            return _on_processes(reader, members, algorithms, jobs, tally, buckets, analyse)
+        return _on_threads(reader, members, algorithms, jobs, tally, analyse)
     except _Failed as failed:
         raise failed.error from None
 
 
-def _one_by_one(reader: WheelReader, members: list[ZipInfo], algorithms: list[str],
-                tally: _Tally) -> list[tuple[ElfInfo, str]]:
+def _one_by_one(reader: WheelReader, members: list[ZipInfo], algorithms: list[str], tally: _Tally,
+                analyse: Analyse | None) -> list[_Result]:
     results = []
     for i, (member, algorithm) in enumerate(zip(members, algorithms)):
         try:
-            results.append(_summarize_one(reader, member, algorithm, tally, i, pipelined=False))
+            results.append(_summarize_one(reader, member, algorithm, tally, i, analyse, pipelined=False))
         except Exception as exc:
             raise _Failed(i, exc) from None
     return results
 
 
 def _on_threads(reader: WheelReader, members: list[ZipInfo], algorithms: list[str], jobs: int,
-                tally: _Tally) -> list[tuple[ElfInfo, str]]:
+                tally: _Tally, analyse: Analyse | None) -> list[_Result]:
     if jobs <= 1 or len(members) <= 1 and (not members or members[0].file_size < _AHEAD):
-        return _one_by_one(reader, members, algorithms, tally)
+        return _one_by_one(reader, members, algorithms, tally, analyse)
     # largest first, so the longest member starts at once and the small ones fill in around it
     order = sorted(range(len(members)), key=lambda i: -members[i].file_size)
     results: list = [None] * len(members)
     with ThreadPoolExecutor(max_workers=min(jobs, len(members)), thread_name_prefix="wheelcheck-scan") as pool:
-        futures = {pool.submit(_summarize_one, reader, members[i], algorithms[i], tally, i, pipelined=True): i
+        futures = {pool.submit(_summarize_one, reader, members[i], algorithms[i], tally, i, analyse, pipelined=True): i
                    for i in order}
         done, pending = wait(futures, return_when=FIRST_EXCEPTION)
         first = min((futures[f] for f in done if f.exception() is not None), default=None)
@@ -174,7 +185,7 @@ def _process_buckets(members: list[ZipInfo], jobs: int) -> list[list[int]]:
 
 
 def _on_processes(reader: WheelReader, members: list[ZipInfo], algorithms: list[str], jobs: int, tally: _Tally,
-                  buckets: list[list[int]]) -> list[tuple[ElfInfo, str]]:
+                  buckets: list[list[int]], analyse: Analyse | None) -> list[_Result]:
     """The first bucket summarised here (on threads), each other one in a forked child at the same time.
 
     Each child's summaries are taken as soon as it sends them (on a thread here), so that it ends and frees
@@ -184,20 +195,20 @@ def _on_processes(reader: WheelReader, members: list[ZipInfo], algorithms: list[
     def part(bucket: list[int]) -> tuple[list[ZipInfo], list[str]]:
         return [members[i] for i in bucket], [algorithms[i] for i in bucket]
 
-    def collect(bucket: list[int], child: Forked) -> list[tuple[ElfInfo, str]]:
+    def collect(bucket: list[int], child: Forked) -> list[_Result]:
         try:
             return child.result()
         finally:
             tally.add(sum(members[i].file_size for i in bucket), member_done=True)
 
-    children = [Forked(partial(_child_bucket, reader, *part(bucket), jobs)) for bucket in buckets[1:]]
+    children = [Forked(partial(_child_bucket, reader, *part(bucket), jobs, analyse)) for bucket in buckets[1:]]
     results: list = [None] * len(members)
     failures: list[tuple[int, BaseException]] = []
     try:
         with ThreadPoolExecutor(max_workers=len(children), thread_name_prefix="wheelcheck-collect") as collector:
             arriving = [collector.submit(collect, bucket, child) for bucket, child in zip(buckets[1:], children)]
             try:
-                for i, result in zip(buckets[0], _on_threads(reader, *part(buckets[0]), jobs, tally)):
+                for i, result in zip(buckets[0], _on_threads(reader, *part(buckets[0]), jobs, tally, analyse)):
                     results[i] = result
             except _Failed as failed:
                 failures.append((buckets[0][failed.index], failed.error))
@@ -221,16 +232,17 @@ _CHILD_DIED = ("a child process died while reading its ELF members (killed, or o
                "them in this process")
 
 
-def _child_bucket(reader: WheelReader, members: list[ZipInfo], algorithms: list[str],
-                  jobs: int) -> list[tuple[ElfInfo, str]]:
+def _child_bucket(reader: WheelReader, members: list[ZipInfo], algorithms: list[str], jobs: int,
+                  analyse: Analyse | None) -> list[_Result]:
     """In a forked child: summarise ``members`` of the wheel the parent opened (its descriptor is shared;
     every read is positional)."""
-    return _on_threads(reader, members, algorithms, jobs, _Tally(members, None))
+    return _on_threads(reader, members, algorithms, jobs, _Tally(members, None), analyse)
 
 
 def _summarize_one(reader: WheelReader, member: ZipInfo, algorithm: str, tally: _Tally, index: int,
-                   pipelined: bool) -> tuple[ElfInfo, str]:
-    """The member's summary (with its sha256) and RECORD digest, from one pass over its bytes."""
+                   analyse: Analyse | None, pipelined: bool) -> _Result:
+    """The member's summary (with its sha256), RECORD digest and ``analyse`` of the summary (None without it),
+    from one pass over its bytes."""
     stream = reader.stream(member.filename)
     hasher = hashlib.new(algorithm)
     sha256 = hasher if algorithm == "sha256" else hashlib.sha256()
@@ -255,7 +267,7 @@ def _summarize_one(reader: WheelReader, member: ZipInfo, algorithm: str, tally: 
     except BadElfError as exc:
         raise BadElfError(f"{reader.path}:{name}", exc.problem) from None
     stream.check_crc(crc)
-    return info, digest_field(algorithm, hasher.digest())
+    return info, digest_field(algorithm, hasher.digest()), analyse(info) if analyse is not None else None
 
 
 class _Failed(Exception):

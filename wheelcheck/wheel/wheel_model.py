@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from packaging.tags import Tag
 
@@ -35,6 +36,13 @@ class WheelModel:
     data_dir: str = ""
     requires_dist: tuple[str, ...] = ()
     record_problems: tuple[tuple[str, str], ...] = field(default=())  # (member, problem)
+    # (file, what the scanner's caller made of it as it was read): paired with the very ElfInfo, so that a
+    # model whose files were replaced (repair's) never lends a file another's analysis
+    analyses: tuple[tuple[ElfInfo, Any], ...] = field(default=(), repr=False, compare=False)
+
+    def analysis_of(self, elf: ElfInfo) -> Any:
+        """What the scanner's caller made of ``elf`` as the wheel was read; None if nothing (or another file)."""
+        return next((analysis for file, analysis in self.analyses if file is elf), None)
 
     @property
     def platforms(self) -> list[str]:
