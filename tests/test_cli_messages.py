@@ -136,3 +136,24 @@ def test_the_console_script_runs_the_command(monkeypatch, capsys):
         cli.main()
     assert exit_.value.code == 0  # tagged linux_x86_64: it claims nothing it could fail
     assert json.loads(capsys.readouterr().out)["wheels"][0]["filename"] == SAMPLE.name
+
+
+@pytest.mark.parametrize("forced", [False, True])
+def test_report_lines_are_written_as_they_are(monkeypatch, capsys, forced):
+    """Into a pipe the text is written plain (rich is not even loaded); where rich draws (a terminal, or
+    FORCE_COLOR), emoji codes in the input's names stay as written."""
+    from wheelcheck import cli
+    from wheelcheck.report.text_lines import Line, as_text
+
+    monkeypatch.delenv("TTY_COMPATIBLE", raising=False)
+    if forced:
+        monkeypatch.setenv("FORCE_COLOR", "1")
+    else:
+        monkeypatch.delenv("FORCE_COLOR", raising=False)
+    lines = [Line("pkg/:snake:.so: exports 3 symbols", "yellow"), Line("  why: [bold]not markup[/bold]", "dim")]
+    cli._print_lines(lines)
+    out = capsys.readouterr().out
+    if forced:
+        assert ":snake:" in out and "[bold]not markup[/bold]" in out and "\x1b[" in out
+    else:
+        assert out == as_text(lines)

@@ -65,10 +65,11 @@ class CxxAbi(str, Enum):
 
 
 def _console(**options: Any) -> Console:
-    """rich's Console, imported when something is drawn: a report into a pipe never loads rich."""
+    """rich's Console, imported when something is drawn: a report into a pipe never loads rich. Emoji codes
+    stay as written: member and symbol names are the input's, and ":snake:" in one is not a snake."""
     from rich.console import Console
 
-    return Console(**options)
+    return Console(**{"emoji": False, **options})
 
 
 def _fail(message: str) -> NoReturn:
@@ -78,7 +79,7 @@ def _fail(message: str) -> NoReturn:
 
 def _error_line(text: str) -> None:
     """One line on stderr, whatever the names in it hold (newlines, escape sequences)."""
-    _console(stderr=True, highlight=False, soft_wrap=True, emoji=False).print(one_line(text), style="bold red",
+    _console(stderr=True, highlight=False, soft_wrap=True).print(one_line(text), style="bold red",
                                                                               markup=False)
 
 
