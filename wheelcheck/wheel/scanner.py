@@ -118,8 +118,8 @@ def scan_reader(reader: WheelReader, jobs: int | None = None, progress: Progress
 
 def _summarize_all(reader: WheelReader, members: list[ZipInfo], algorithms: list[str], jobs: int,
                    tally: _Tally, analyse: Analyse | None) -> list[_Result]:
-    """Each member's (summary, RECORD digest), in order; raises the error the first failing member (in wheel
-    order) raises, as reading them one after another would."""
+    """Each member's (summary, RECORD digest, analysis or None), in order; raises the error the first failing
+    member (in wheel order) raises, as reading them one after another would."""
     try:
         if jobs <= 1 or tally.total < _THREADS_MIN:
             return _one_by_one(reader, members, algorithms, tally, analyse)
