@@ -9,6 +9,7 @@ need its input pickled.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Generic, TypeVar
@@ -31,11 +32,14 @@ class ChildDied(Exception):
 
 
 def can_fork() -> bool:
-    """Fork is there, and this process is not itself a multiprocessing worker: the cores are already shared
-    out across wheels there (``map_wheels``), and a worker must not multiply its share."""
+    """This is Linux (macOS lists fork too, but a forked child there may crash in system libraries, which is
+    why Python spawns there), and this process is not itself a multiprocessing worker: the cores are already
+    shared out across wheels there (``map_wheels``), and a worker must not multiply its share."""
+    if not sys.platform.startswith("linux"):
+        return False
     import multiprocessing  # here: most wheels are too small ever to fork, and never pay for importing it
 
-    return "fork" in multiprocessing.get_all_start_methods() and multiprocessing.parent_process() is None
+    return multiprocessing.parent_process() is None
 
 
 def resident_bytes() -> int | None:

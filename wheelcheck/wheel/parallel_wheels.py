@@ -7,6 +7,7 @@ Within a wheel the members stream on threads, but parsing and judging hold the G
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -40,8 +41,9 @@ def map_wheels(call: Callable[[T], R], items: Sequence[T], jobs: int | None,
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    # fork where there is fork: the workers start with wheelcheck imported (the main thread alone runs here)
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    # fork on Linux: the workers start with wheelcheck imported (the main thread alone runs here); elsewhere the
+    # platform's default (macOS spawns: a forked child there may crash in system libraries)
+    method = "fork" if sys.platform.startswith("linux") else None
     i = 0
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method)) as pool:
