@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Generic, TypeVar
 
-__all__ = ["Forked", "ChildDied", "can_fork", "balanced_groups", "fork_map", "MEMORY_BUDGET", "resident_bytes"]
+__all__ = ["Forked", "ChildDied", "GroupFailed", "can_fork", "balanced_groups", "fork_map", "fork_groups",
+           "MEMORY_BUDGET", "resident_bytes"]
 
 # What an audit of the largest wheels aims to hold, its children included: a child that would copy enough of
 # this process's objects to pass it is not started (the work is done here instead, a little later)
@@ -70,20 +71,43 @@ def fork_map(call: Callable[[T], R], items: Sequence[T], weights: Sequence[int],
     groups = balanced_groups(weights, jobs) if jobs > 1 and len(items) > 1 and can_fork() else []
     if len(groups) < 2:
         return [call(item) for item in items]
-    children = [Forked(partial(_group, call, items, group)) for group in groups[1:]]
-    results: list = [None] * len(items)
+    return fork_groups(lambda group, here: _group(call, items, group), groups, len(items))
+
+
+def fork_groups(run: Callable[[list[int], bool], list[R]], groups: list[list[int]], count: int,
+                arrived: Callable[[list[int]], None] | None = None) -> list[R]:
+    """The ``count`` results of ``run(group, here)`` for each group of indices, by index: ``groups[0]`` run here
+    (``here`` true), each other one at the same time in a forked child.
+
+    A child's results are taken as soon as it sends them (on a thread here; ``arrived(group)`` is called
+    then), so that it ends and frees its memory rather than wait, holding them twice (objects and pickle), for
+    this process's own group. ``run`` raises ``GroupFailed`` for its group's first failure: the error raised
+    is the first by index, as running the indices one after another would raise it; a child that dies is
+    ``ChildDied``, in the place of its group's first index."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def collect(group: list[int], child: Forked) -> list[R]:
+        try:
+            return child.result()
+        finally:
+            if arrived is not None:
+                arrived(group)
+
+    children = [Forked(partial(run, group, False)) for group in groups[1:]]
+    results: list = [None] * count
     failures: list[tuple[int, BaseException]] = []
     try:
-        for group, outcome in zip(groups, [lambda: _group(call, items, groups[0])]
-                                  + [child.result for child in children]):
-            try:
-                for i, result in zip(group, outcome()):
-                    results[i] = result
-            except _GroupFailed as failed:
-                failures.append((group[failed.position], failed.error))
-            except ChildDied as died:
-                died.item = group[0]
-                failures.append((group[0], died))
+        with ThreadPoolExecutor(max_workers=max(1, len(children)), thread_name_prefix="wheelcheck-collect") as pool:
+            arriving = [pool.submit(collect, group, child) for group, child in zip(groups[1:], children)]
+            for group, outcome in zip(groups, [partial(run, groups[0], True)] + [f.result for f in arriving]):
+                try:
+                    for i, result in zip(group, outcome()):
+                        results[i] = result
+                except GroupFailed as failed:
+                    failures.append((group[failed.position], failed.error))
+                except ChildDied as died:
+                    died.item = group[0]
+                    failures.append((group[0], died))
     finally:
         for child in children:
             child.stop()
@@ -92,7 +116,9 @@ def fork_map(call: Callable[[T], R], items: Sequence[T], weights: Sequence[int],
     return results
 
 
-class _GroupFailed(Exception):
+class GroupFailed(Exception):
+    """The item at ``position`` of a group (or of any list worked through in order) raised ``error``."""
+
     def __init__(self, position: int, error: BaseException) -> None:
         super().__init__(position, error)
         self.position, self.error = position, error
@@ -104,7 +130,7 @@ def _group(call: Callable[[T], R], items: Sequence[T], group: list[int]) -> list
         try:
             out.append(call(items[i]))
         except Exception as exc:
-            raise _GroupFailed(position, exc) from None
+            raise GroupFailed(position, exc) from None
     return out
 
 

@@ -18,7 +18,6 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
-from functools import partial
 from email.parser import HeaderParser
 from pathlib import Path
 from zipfile import ZIP_DEFLATED, ZIP_STORED, ZipInfo
@@ -28,6 +27,7 @@ from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.elf.elf_summary import is_elf, summarize_stream
 from wheelcheck.errors import BadElfError, BadWheelError
 from wheelcheck.wheel._read_ahead import ahead
+from wheelcheck.wheel.forked import ChildDied, GroupFailed, balanced_groups, can_fork, fork_groups
 from wheelcheck.wheel.wheel_reader import WheelReader, looks_like_shared_object
 from wheelcheck.wheel.record import digest_field
 
@@ -127,7 +127,7 @@ def _summarize_all(reader: WheelReader, members: list[ZipInfo], algorithms: list
         if buckets:
             return _on_processes(reader, members, algorithms, jobs, tally, buckets, analyse)
         return _on_threads(reader, members, algorithms, jobs, tally, analyse)
-    except _Failed as failed:
+    except GroupFailed as failed:
         raise failed.error from None
 
 
@@ -138,7 +138,7 @@ def _one_by_one(reader: WheelReader, members: list[ZipInfo], algorithms: list[st
         try:
             results.append(_summarize_one(reader, member, algorithm, tally, i, analyse, pipelined=False))
         except Exception as exc:
-            raise _Failed(i, exc) from None
+            raise GroupFailed(i, exc) from None
     return results
 
 
@@ -164,7 +164,7 @@ def _on_threads(reader: WheelReader, members: list[ZipInfo], algorithms: list[st
             wait(pending)
             failed = [(futures[f], error) for f in futures if not f.cancelled()
                       and (error := f.exception()) is not None and not isinstance(error, _Stopped)]
-            raise _Failed(*min(failed, key=lambda pair: pair[0]))  # the first in wheel order
+            raise GroupFailed(*min(failed, key=lambda pair: pair[0]))  # the first in wheel order
         for future, i in futures.items():
             results[i] = future.result()
     return results
@@ -176,8 +176,6 @@ def _process_buckets(members: list[ZipInfo], jobs: int) -> list[list[int]]:
     the members should not leave this process."""
     if len(members) < 2 or any(m.compress_type not in (ZIP_STORED, ZIP_DEFLATED) for m in members):
         return []  # other methods read through zipfile, whose file position a child would share
-    from wheelcheck.wheel.forked import balanced_groups, can_fork
-
     if not can_fork():
         return []
     buckets = balanced_groups([m.file_size for m in members], jobs)
@@ -186,46 +184,21 @@ def _process_buckets(members: list[ZipInfo], jobs: int) -> list[list[int]]:
 
 def _on_processes(reader: WheelReader, members: list[ZipInfo], algorithms: list[str], jobs: int, tally: _Tally,
                   buckets: list[list[int]], analyse: Analyse | None) -> list[_Result]:
-    """The first bucket summarised here (on threads), each other one in a forked child at the same time.
+    """The first bucket summarised here (on threads), each other one in a forked child at the same time."""
 
-    Each child's summaries are taken as soon as it sends them (on a thread here), so that it ends and frees
-    its memory rather than wait, holding them twice (objects and pickle), for this process's own share."""
-    from wheelcheck.wheel.forked import ChildDied, Forked
+    def run(bucket: list[int], here: bool) -> list[_Result]:
+        chosen, their_algorithms = [members[i] for i in bucket], [algorithms[i] for i in bucket]
+        if here:
+            return _on_threads(reader, chosen, their_algorithms, jobs, tally, analyse)
+        return _child_bucket(reader, chosen, their_algorithms, jobs, analyse)
 
-    def part(bucket: list[int]) -> tuple[list[ZipInfo], list[str]]:
-        return [members[i] for i in bucket], [algorithms[i] for i in bucket]
+    def arrived(bucket: list[int]) -> None:
+        tally.add(sum(members[i].file_size for i in bucket), member_done=True)
 
-    def collect(bucket: list[int], child: Forked) -> list[_Result]:
-        try:
-            return child.result()
-        finally:
-            tally.add(sum(members[i].file_size for i in bucket), member_done=True)
-
-    children = [Forked(partial(_child_bucket, reader, *part(bucket), jobs, analyse)) for bucket in buckets[1:]]
-    results: list = [None] * len(members)
-    failures: list[tuple[int, BaseException]] = []
     try:
-        with ThreadPoolExecutor(max_workers=len(children), thread_name_prefix="wheelcheck-collect") as collector:
-            arriving = [collector.submit(collect, bucket, child) for bucket, child in zip(buckets[1:], children)]
-            try:
-                for i, result in zip(buckets[0], _on_threads(reader, *part(buckets[0]), jobs, tally, analyse)):
-                    results[i] = result
-            except _Failed as failed:
-                failures.append((buckets[0][failed.index], failed.error))
-            for bucket, future in zip(buckets[1:], arriving):
-                try:
-                    for i, result in zip(bucket, future.result()):
-                        results[i] = result
-                except _Failed as failed:
-                    failures.append((bucket[failed.index], failed.error))
-                except ChildDied:
-                    failures.append((bucket[0], BadWheelError(str(reader.path), _CHILD_DIED)))
-    finally:
-        for child in children:
-            child.stop()
-    if failures:
-        raise _Failed(*min(failures, key=lambda pair: pair[0]))
-    return results
+        return fork_groups(run, buckets, len(members), arrived)
+    except ChildDied:
+        raise BadWheelError(str(reader.path), _CHILD_DIED) from None
 
 
 _CHILD_DIED = ("a child process died while reading its ELF members (killed, or out of memory); --jobs 1 reads "
@@ -268,14 +241,6 @@ def _summarize_one(reader: WheelReader, member: ZipInfo, algorithm: str, tally: 
         raise BadElfError(f"{reader.path}:{name}", exc.problem) from None
     stream.check_crc(crc)
     return info, digest_field(algorithm, hasher.digest()), analyse(info) if analyse is not None else None
-
-
-class _Failed(Exception):
-    """Member ``index`` (of the list being summarised) raised ``error``."""
-
-    def __init__(self, index: int, error: BaseException) -> None:
-        super().__init__(index, error)
-        self.index, self.error = index, error
 
 
 class _Stopped(Exception):
