@@ -11,20 +11,15 @@ from bisect import bisect_left
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
-from itertools import compress
 
 from wheelcheck.audit.check_context import CheckContext, Fact
 from wheelcheck.symbols.families import Family, count_family, families, family_examples, group_counts, owns
 from wheelcheck.symbols.mangling import short_name
-from wheelcheck.elf.elf_info import ElfInfo, SymbolTable
+from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.audit.findings import Finding
 
-__all__ = ["Exposure", "ExposureSettings", "exposure_of", "exported_names", "settings_of", "check_exposure"]
+__all__ = ["Exposure", "ExposureSettings", "exposure_of", "settings_of", "check_exposure"]
 
-_STB_GLOBAL, _STB_WEAK, _STB_GNU_UNIQUE = 1, 2, 10
-_EXPORT_BIND = bytes(1 if b >> 4 in (_STB_GLOBAL, _STB_WEAK, _STB_GNU_UNIQUE) else 0 for b in range(256))
-_UNIQUE_BIND = bytes(1 if b >> 4 == _STB_GNU_UNIQUE else 0 for b in range(256))
-_EXPORT_VISIBILITY = bytes(1 if b & 3 in (0, 3) else 0 for b in range(256))  # DEFAULT, PROTECTED
 # Defined by the linker in every shared object of older toolchains; never a choice of the author.
 _LINKER_MADE = frozenset({"_init", "_fini", "_edata", "_end", "__bss_start", "_etext", "__end__", "_DYNAMIC",
                           "_GLOBAL_OFFSET_TABLE_", "__data_start", "data_start", "_IO_stdin_used"})
@@ -59,26 +54,6 @@ def settings_of(exposure: Mapping) -> ExposureSettings:
         families=dict(exposure.get("families", {})), allow=dict(exposure.get("allow", {})))
 
 
-def _mask(*columns: bytes) -> bytes:
-    """The AND of equal-length 0/1 byte strings, done as one big-integer operation."""
-    value = int.from_bytes(columns[0], "little")
-    for col in columns[1:]:
-        value &= int.from_bytes(col, "little")
-    return value.to_bytes(len(columns[0]), "little")
-
-
-def exported_names(symtab: SymbolTable) -> tuple[list[str], list[str]]:
-    """(exported names, STB_GNU_UNIQUE exported names): defined, global/weak/unique, default/protected."""
-    if not len(symtab):
-        return [], []
-    return symtab.export_names(), list(compress(symtab.names, _unique_mask(symtab)))
-
-
-def _unique_mask(symtab: SymbolTable) -> bytes:
-    visible = _mask(symtab.defined, symtab.other.translate(_EXPORT_VISIBILITY))
-    return _mask(visible, symtab.info.translate(_UNIQUE_BIND))
-
-
 @dataclass(frozen=True)
 class Exposure:
     exports: int  # exported symbols, linker-made and version-definition symbols left out
@@ -95,7 +70,7 @@ class Exposure:
 
 
 def exposure_of(elf: ElfInfo, top: int = 5) -> Exposure:
-    unique = list(compress(elf.symtab.names, _unique_mask(elf.symtab))) if len(elf.symtab) else []
+    unique = elf.symtab.unique_export_names()
     names = list(elf.sorted_exports)  # a copy: names are taken out of it below
     for name in _LINKER_MADE.union(elf.version_defs):
         i = bisect_left(names, name)

@@ -14,16 +14,6 @@ from wheelcheck.elf.elf_info import ElfInfo
 
 __all__ = ["Exports", "ExportCache"]
 
-_EXPORT_BIND = bytes(1 if b >> 4 in (1, 2, 10) else 0 for b in range(256))
-_EXPORT_VISIBILITY = bytes(1 if b & 3 in (0, 3) else 0 for b in range(256))
-
-
-def _mask(*columns: bytes) -> bytes:
-    value = int.from_bytes(columns[0], "little")
-    for col in columns[1:]:
-        value &= int.from_bytes(col, "little")
-    return value.to_bytes(len(columns[0]), "little")
-
 
 @dataclass
 class Exports:
@@ -56,7 +46,7 @@ class ExportCache:
         st = elf.symtab
         versions: dict[str, tuple[str | None, ...]] = {}
         if len(st):
-            mask = _mask(st.defined, st.other.translate(_EXPORT_VISIBILITY), st.info.translate(_EXPORT_BIND))
+            mask = st.export_mask()
             names = st.version_names
             for name, vi in zip(compress(st.names, mask), compress(st.version_index, mask)):
                 if name:

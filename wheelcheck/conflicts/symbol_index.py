@@ -21,9 +21,6 @@ from wheelcheck.symbols.sonames import hashed_stem
 
 __all__ = ["FileExports", "SymbolIndex", "build_index", "file_name"]
 
-# st_info -> 1 for global, weak and unique bindings; st_other -> 1 for default and protected visibility
-_EXPORT_BIND = bytes(1 if b >> 4 in (1, 2, 10) else 0 for b in range(256))
-_EXPORT_VISIBILITY = bytes(1 if b & 3 in (0, 3) else 0 for b in range(256))
 _UNDEFINED = bytes([1]) + bytes(255)  # defined column (0/1) -> 1 where undefined
 _STRONG_REF = bytes(0 if b >> 4 == 2 else 1 for b in range(256))  # st_info -> 0 for STB_WEAK references
 
@@ -96,7 +93,7 @@ def _exports(dist: Distribution, elf: ElfInfo) -> FileExports:
     st = elf.symtab
     if not len(st):
         return FileExports(dist, elf, [], b"", array("H"))
-    mask = _mask(st.defined, st.other.translate(_EXPORT_VISIBILITY), st.info.translate(_EXPORT_BIND))
+    mask = st.export_mask()
     return FileExports(dist, elf, list(compress(st.names, mask)), bytes(compress(st.info, mask)),
                        array("H", compress(st.version_index, mask)))
 

@@ -53,6 +53,7 @@ _EXPORT_BIND_CODES = frozenset({1, 2, 10})
 _ONE_IF_SET = bytes([0]) + bytes([1]) * 255
 _EXPORT_BIND = bytes(1 if b >> 4 in _EXPORT_BIND_CODES else 0 for b in range(256))
 _EXPORT_VISIBILITY = bytes(1 if b & 3 in (0, 3) else 0 for b in range(256))  # DEFAULT, PROTECTED
+_UNIQUE_BIND = bytes(1 if b >> 4 == 10 else 0 for b in range(256))  # STB_GNU_UNIQUE
 
 
 def _and(a: bytes, b: bytes) -> bytes:
@@ -87,14 +88,19 @@ class SymbolTable:
         binds, defined, other = _EXPORT_BIND_CODES, self.defined, self.other
         return [i for i, inf in enumerate(self.info) if defined[i] and inf >> 4 in binds and other[i] & 3 in (0, 3)]
 
+    def export_mask(self) -> bytes:
+        """1 per exported symbol (see ``export_indices``), 0 per other: a column to ``compress`` others with."""
+        mask = _and(self.defined.translate(_ONE_IF_SET), self.other.translate(_EXPORT_VISIBILITY))
+        return _and(mask, self.info.translate(_EXPORT_BIND))
+
     def export_names(self) -> list[str]:
         """Names of the exported symbols, in table order (see ``export_indices``), cut out at C speed."""
-        if not self.names:
-            return []
-        mask = self.defined.translate(_ONE_IF_SET)
-        mask = _and(mask, self.other.translate(_EXPORT_VISIBILITY))
-        mask = _and(mask, self.info.translate(_EXPORT_BIND))
-        return list(compress(self.names, mask))
+        return list(compress(self.names, self.export_mask())) if self.names else []
+
+    def unique_export_names(self) -> list[str]:
+        """Names of the exported STB_GNU_UNIQUE symbols, in table order."""
+        return list(compress(self.names, _and(self.export_mask(), self.info.translate(_UNIQUE_BIND)))) \
+            if self.names else []
 
     def undefined_names(self, *, strong_only: bool = False) -> frozenset[str]:
         """Names of undefined symbols (strong_only: leave out STB_WEAK references)."""
