@@ -141,7 +141,8 @@ def _mismatches(ctx: CheckContext, per_file: dict[str, CxxAbi]) -> Iterator[Find
     wanted_anywhere = set().union(*tagged.values())
     if not wanted_anywhere:
         return
-    defined = set().union(*(wanted_anywhere.intersection(elf.symtab.export_names()) for elf in tagged_files))
+    # a wanted name is ABI-tagged, so an export equal to it is among the ABI-tagged exports the analysis kept
+    defined = set().union(*(wanted_anywhere.intersection(ctx.analyses[elf.path].abi_exports) for elf in tagged_files))
     undefined = [(path, wanted, abi) for path, wanted_here in tagged.items() for wanted in wanted_here
                  if wanted not in defined
                  and (abi := "new" if has_new_abi(wanted) else "old" if has_old_abi(wanted) else None)]
