@@ -130,7 +130,7 @@ def audit_wheel(path: str | Path, options: AuditOptions, progress: WheelProgress
             options = _with_external(model, options)
         judged = assess(model, options)
         report = judged.report
-        exposures = {path: analysis.exposure for path, analysis in judged.analyses.items()}
+        exposures = {member: analysis.exposure for member, analysis in judged.analyses.items()}
         report.components = [c.to_dict() for c in wheel_bill_of_materials(model, path, exposures).components]
     except UsageError:
         raise

@@ -79,8 +79,7 @@ def _fail(message: str) -> NoReturn:
 
 def _error_line(text: str) -> None:
     """One line on stderr, whatever the names in it hold (newlines, escape sequences)."""
-    _console(stderr=True, highlight=False, soft_wrap=True).print(one_line(text), style="bold red",
-                                                                              markup=False)
+    _console(stderr=True, highlight=False, soft_wrap=True).print(one_line(text), style="bold red", markup=False)
 
 
 def _write_output(text: str, output: Path | None) -> None:
