@@ -5,7 +5,6 @@ Pure of Dask and pyarrow: the client expands sources into ``WheelSource`` items 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import urllib.parse
@@ -17,8 +16,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from wheelcheck.errors import UsageError
+from wheelcheck.wheel.record import file_sha256
 
-__all__ = ["WheelSource", "expand_sources", "file_sha256", "is_url", "linux_or_pure"]
+__all__ = ["WheelSource", "expand_sources", "is_url", "linux_or_pure"]
 
 JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.1"
 INDEX_TIMEOUT = 60  # seconds for one index page
@@ -43,14 +43,6 @@ class WheelSource:
 
 def is_url(text: str) -> bool:
     return text.startswith(("http://", "https://"))
-
-
-def file_sha256(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def linux_or_pure(filename: str) -> bool:

@@ -22,7 +22,8 @@ from typing import Any
 
 from wheelcheck._version import __version__
 from wheelcheck.census.rows import AuditRows, error_rows
-from wheelcheck.census.sources import WheelSource, file_sha256, is_url
+from wheelcheck.census.sources import WheelSource, is_url
+from wheelcheck.wheel.record import file_sha256
 
 __all__ = ["audit_source", "DOWNLOAD_TIMEOUT"]
 

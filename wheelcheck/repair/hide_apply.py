@@ -27,6 +27,7 @@ from wheelcheck.repair.graft_apply import summarize_contents
 from wheelcheck.repair.hide_plan import HidingPlan, plan_hiding
 from wheelcheck.symbols.sonames import last_hash
 from wheelcheck.wheel.wheel_model import WheelModel
+from wheelcheck.wheel.record import file_sha256
 from wheelcheck.wheel.wheel_reader import WheelReader
 from wheelcheck.wheel.wheel_rebuild import Changes, Contents
 
@@ -47,13 +48,7 @@ def prefix_for(member: str, data: bytes | Path) -> str:
 
 
 def _sha256(data: bytes | Path) -> str:
-    if not isinstance(data, Path):
-        return hashlib.sha256(data).hexdigest()
-    digest = hashlib.sha256()
-    with open(data, "rb", buffering=0) as f:
-        for piece in iter(lambda: f.read(1 << 20), b""):
-            digest.update(piece)
-    return digest.hexdigest()
+    return file_sha256(data) if isinstance(data, Path) else hashlib.sha256(data).hexdigest()
 
 
 @dataclass(frozen=True)

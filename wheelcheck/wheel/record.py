@@ -6,9 +6,11 @@ import base64
 import csv
 import hashlib
 import io
+import os
 from typing import NamedTuple
 
-__all__ = ["Record", "RecordRow", "record_digest", "digest_field", "record_rows", "render_record", "ACCEPTED_HASHES"]
+__all__ = ["Record", "RecordRow", "record_digest", "digest_field", "file_sha256", "record_rows", "render_record",
+           "ACCEPTED_HASHES"]
 
 
 class RecordRow(NamedTuple):
@@ -31,6 +33,15 @@ def record_digest(data: bytes, algorithm: str = "sha256") -> str:
 def digest_field(algorithm: str, digest: bytes) -> str:
     """The RECORD form of a digest already computed (for a member hashed as it streamed)."""
     return f"{algorithm}=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """The hex sha256 of the file at ``path``, read a megabyte at a time."""
+    digest = hashlib.sha256()
+    with open(path, "rb", buffering=0) as f:
+        for piece in iter(lambda: f.read(1 << 20), b""):
+            digest.update(piece)
+    return digest.hexdigest()
 
 
 def record_rows(text: str) -> list[tuple[str, str, str]]:
