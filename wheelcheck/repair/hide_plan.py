@@ -54,7 +54,7 @@ def plan_hiding(
     by_path = {e.path: e for e in elves}
     targets = [t for t in targets if t in by_path]
     keep_patterns = _reasons(keep_patterns)
-    exports = {t: {by_path[t].symtab.names[i] for i in by_path[t].symtab.export_indices()} for t in targets}
+    exports = {t: set(by_path[t].symtab.export_names()) for t in targets}
     if already_unique is not None:
         exports = {t: {n for n in names if not already_unique.match(n)} for t, names in exports.items()}
     provider = _providers(by_path, targets, exports)
@@ -147,7 +147,7 @@ def _keep_reason(name: str, patterns: Mapping[str, str], strings: frozenset[str]
 
 def _hide_extension(elves, ext: str, patterns, strings, edits) -> LibraryHiding:
     elf = elves[ext]
-    names = {elf.symtab.names[i] for i in elf.symtab.export_indices()}
+    names = set(elf.symtab.export_names())
     wanted_elsewhere = set().union(*(e.symtab.undefined_names() for p, e in elves.items() if p != ext))
     hide, kept = set(), {}
     for name in names:
