@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from wheelcheck.audit.cxxabi import CxxAbi, abi_tagged_exports, abi_tagged_imports, classify_interface, interface
+from wheelcheck.audit.cxxabi import CxxAbi, abi_tagged, classify_tagged, interface, sibling_defined
 from wheelcheck.audit.exposure import Exposure, exposure_of
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.wheel.forked import MEMORY_BUDGET, ChildDied, fork_map, resident_bytes
@@ -76,8 +76,9 @@ def _children_fit(elves: Sequence[ElfInfo], jobs: int) -> bool:
 
 def _abi_part(elf: ElfInfo) -> tuple[CxxAbi, tuple[str, ...], tuple[str, ...]]:
     exports, imports = interface(elf)
-    return (classify_interface(exports, imports), tuple(abi_tagged_imports(imports)),
-            tuple(abi_tagged_exports(exports)))
+    tagged_exports, tagged_imports = abi_tagged(exports), abi_tagged(imports)
+    return (classify_tagged(tagged_exports + tagged_imports), tuple(sibling_defined(tagged_imports)),
+            tuple(tagged_exports))
 
 
 def _run_task(task: tuple[Callable[[ElfInfo], Any], ElfInfo]) -> Any:
