@@ -262,3 +262,26 @@ def test_string_table_names_equal_single_gets_ascii_or_not(monkeypatch, part):
         got = _tables.StringTable(sparse, 0, len(table)).names(array("I", offsets))
         assert list(got) == want
         assert any("\ufffd" in n for n in got) == (extra not in (b"", "caf\u00e9".encode()))  # tails cut "\u4e2d" too
+
+
+def test_reads_that_alternate_between_two_places_fetch_each_once():
+    """A version-need walk reads a record, then its name at the end of the string table, then the next
+    record: with only the last range remembered, each step fetched (inflated) both again."""
+    data = bytes(range(256)) * (64 << 10)  # 16 MiB
+    fetched = []
+
+    def reread(offset: int, size: int):
+        fetched.append((offset, size))
+        yield data[offset:offset + size]
+
+    sparse = _kept_bytes.SparseFile(len(data), reread, window=0)
+    for piece in range(0, len(data), 1 << 20):
+        sparse.push(data[piece:piece + (1 << 20)])
+    sparse._recent.clear()  # what the stream kept last is not what is read here
+    records, strings = 1 << 20, 12 << 20
+    for step in range(50):
+        assert sparse.read(records + 16 * step, 16) == data[records + 16 * step:records + 16 * step + 16]
+        assert sparse.read(strings + 8 * step, 8) == data[strings + 8 * step:strings + 8 * step + 8]
+    assert len(fetched) == 2
+    big = sparse.read(4 << 20, 3 << 20)  # a large read is kept alone: the bound on bytes holds
+    assert big == data[4 << 20:7 << 20] and sum(len(c) for _a, c in sparse._cache) == 3 << 20

@@ -20,6 +20,11 @@ WINDOW = 8 << 20  # the prefix kept: the dynamic tables of all but the largest C
 RECENT = 8 << 20  # the last bytes pushed, kept too: patchelf moves tables to the end, just before .dynamic
 _FETCH_ALIGN = 1 << 16
 _FETCH_MIN = 1 << 18  # a fetch brings at least this much: the version chains read 16 bytes at a time
+# The last ranges fetched, kept: a walk that reads two places in turn (version records in one table, their
+# names at the end of the string table) would otherwise fetch each again at every step. A fetch larger
+# than the byte bound is kept alone.
+_CACHED_RANGES = 4
+_CACHED_BYTES = 4 * _FETCH_MIN
 
 # reread(offset, size): the bytes [offset, offset + size) in pieces, in order
 Reread = Callable[[int, int], Iterator[bytes]]
@@ -48,7 +53,7 @@ class SparseFile:
         self._window_limit = window
         self._window = bytearray()
         self._ranges: list[tuple[int, int, bytearray]] = []  # (start, end, bytes of [start, start + len))
-        self._cache: tuple[int, bytes] = (0, b"")
+        self._cache: list[tuple[int, bytes]] = []  # (offset, bytes) of the last ranges fetched, newest last
         self._recent: deque[tuple[int, bytes]] = deque()  # (offset, piece) of the last RECENT bytes pushed
         self._recent_bytes = 0
 
@@ -97,10 +102,10 @@ class SparseFile:
         self._recent = deque()
 
     def release_prefix(self) -> None:
-        """Drop the kept prefix and the last range fetched (the small kept ranges stay)."""
+        """Drop the kept prefix and the last ranges fetched (the small kept ranges stay)."""
         if self.position >= self._window_limit:  # no more pushes into it
             self._window = bytearray()
-        self._cache = (0, b"")
+        self._cache = []
 
     def read(self, offset: int, size: int) -> bytes:
         """Bytes [offset, offset + size); ElfFormatError if any lies outside the file."""
@@ -115,16 +120,22 @@ class SparseFile:
         recent = self._from_recent(offset, end)
         if recent is not None:
             return recent
-        at, cached = self._cache
-        if at <= offset and end <= at + len(cached):
-            return cached[offset - at: end - at]
+        for at, cached in reversed(self._cache):
+            if at <= offset and end <= at + len(cached):
+                return cached[offset - at: end - at]
         at = offset - offset % _FETCH_ALIGN
         stop = min(self.size, max(end, at + _FETCH_MIN))
         cached = b"".join(self._reread(at, stop - at))
         if len(cached) != stop - at:
             raise ElfFormatError(f"could not read {stop - at} bytes at offset {at} again")
-        self._cache = (at, cached)
+        self._remember(at, cached)
         return cached[offset - at: end - at]
+
+    def _remember(self, at: int, cached: bytes) -> None:
+        ranges = self._cache + [(at, cached)]
+        while len(ranges) > 1 and (len(ranges) > _CACHED_RANGES or sum(len(c) for _a, c in ranges) > _CACHED_BYTES):
+            del ranges[0]
+        self._cache = ranges  # one assignment: another thread may be reading the list
 
     def _from_recent(self, offset: int, end: int) -> bytes | None:
         """[offset, end) from the last bytes pushed, if they hold all of it."""
