@@ -57,6 +57,8 @@ def check_against_oracle(data: bytes, path: str = "libuser.so.1"):
     assert [s.name for s in info.symbols] == want["names"]
     assert {s.name for s in info.symbols if not s.defined} == want["undefined"]
     assert {s.name for s in info.symbols if not s.defined and s.bind == "WEAK"} == want["weak_undefined"]
+    assert info.symtab.undefined_names() == want["undefined"] and want["weak_undefined"]
+    assert info.symtab.undefined_names(strong_only=True) == want["undefined"] - want["weak_undefined"]
     assert info.elf_class == want["class"]
     assert (info.endianness == "little") == want["little"]
     assert info.machine == want["machine"]

@@ -24,7 +24,6 @@ from wheelcheck.audit.findings import Finding
 __all__ = ["CxxAbi", "classify", "classify_tagged", "interface", "abi_tagged", "sibling_defined",
            "wheel_abi", "check_cxx_abi", "is_libstdcxx"]
 
-_UNDEFINED = bytes([1]) + bytes(255)  # defined column (0/1) -> 1 where undefined
 _EXAMPLES = 3
 _OLD_CONFIRM_LIMIT = 5000  # old-ABI candidates confirmed by tokenizing, at most, per file
 # std:: members, the runtime and __gnu_cxx: their definitions come from libstdc++, never from a sibling file
@@ -53,7 +52,7 @@ class CxxAbi:
 def interface(elf: ElfInfo) -> tuple[list[str], list[str]]:
     """(exported names, undefined names), in table order."""
     exports = elf.symtab.export_names()
-    imports = list(compress(elf.symtab.names, elf.symtab.defined.translate(_UNDEFINED)))
+    imports = list(compress(elf.symtab.names, elf.symtab.undefined_mask()))
     return exports, imports
 
 

@@ -54,6 +54,8 @@ _ONE_IF_SET = bytes([0]) + bytes([1]) * 255
 _EXPORT_BIND = bytes(1 if b >> 4 in _EXPORT_BIND_CODES else 0 for b in range(256))
 _EXPORT_VISIBILITY = bytes(1 if b & 3 in (0, 3) else 0 for b in range(256))  # DEFAULT, PROTECTED
 _UNIQUE_BIND = bytes(1 if b >> 4 == 10 else 0 for b in range(256))  # STB_GNU_UNIQUE
+_UNDEFINED = bytes([1]) + bytes(255)  # the defined column (0/1) -> 1 where undefined
+_NOT_WEAK = bytes(0 if b >> 4 == 2 else 1 for b in range(256))  # st_info -> 0 for STB_WEAK
 
 
 def _and(a: bytes, b: bytes) -> bytes:
@@ -102,10 +104,15 @@ class SymbolTable:
         return list(compress(self.names, _and(self.export_mask(), self.info.translate(_UNIQUE_BIND)))) \
             if self.names else []
 
+    def undefined_mask(self) -> bytes:
+        """1 per undefined symbol, 0 per defined one: a column to ``compress`` others with."""
+        return self.defined.translate(_UNDEFINED)
+
     def undefined_names(self, *, strong_only: bool = False) -> frozenset[str]:
         """Names of undefined symbols (strong_only: leave out STB_WEAK references)."""
-        return frozenset(name for name, d, inf in zip(self.names, self.defined, self.info)
-                         if not d and (not strong_only or inf >> 4 != 2))
+        undefined = self.undefined_mask()
+        return frozenset(compress(self.names, _and(undefined, self.info.translate(_NOT_WEAK)) if strong_only
+                                  else undefined))
 
     def position(self, name: str) -> int | None:
         """Index of the first symbol called ``name`` (a C-speed scan; no index is kept)."""
