@@ -74,14 +74,13 @@ def foreign_directories(model: WheelModel, needer: ElfInfo, soname: str) -> Fore
     and that a distribution of its Requires-Dist is named like; None when there is none (build-tree
     leftovers such as Bazel's ``_solib_local`` name no distribution, and say nothing about the library)."""
     shipped_dirs = _shipped_directories(model.members, model.data_dir, model.root_is_purelib)
-    required = _requirements(model)
     directories: list[str] = []
     owners: list[str] = []
     for entry in needer.rpath + needer.runpath:
         directory = rpath_directory(model, needer.path, entry)
         if directory is None or not directory.startswith("/sp/") or _ships_in(shipped_dirs, directory):
             continue
-        named = _owners(directory[len("/sp/"):], required)
+        named = _owners(directory[len("/sp/"):], _required_names(model.requires_dist))
         if named:
             directories.append(directory[len("/sp/"):])
             owners += named
@@ -161,10 +160,6 @@ def _same_machine(a: ElfInfo, b: ElfInfo) -> bool:
     return (a.machine, a.elf_class, a.endianness) == (b.machine, b.elf_class, b.endianness)
 
 
-def _requirements(model: WheelModel) -> list[str]:
-    return list(_required_names(model.requires_dist))
-
-
 @lru_cache(maxsize=4)
 def _required_names(requires_dist: tuple[str, ...]) -> tuple[str, ...]:
     """Parsed once per wheel, not once per finding (Requirement parsing dominated tensorflow's audit)."""
@@ -172,16 +167,18 @@ def _required_names(requires_dist: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(name for name in names if name))
 
 
-def _owners(directory: str, required: list[str]) -> list[str]:
+@lru_cache(maxsize=1024)
+def _owners(directory: str, required: tuple[str, ...]) -> tuple[str, ...]:
     """The required distributions named like ``directory``: torch/lib -> torch; nvidia/cublas/lib ->
-    nvidia-cublas-cu12; nvidia/cu13/lib -> every nvidia-* (one namespace directory for many of them)."""
+    nvidia-cublas-cu12; nvidia/cu13/lib -> every nvidia-* (one namespace directory for many of them).
+    Cached: a large wheel asks about the same few directories for each of hundreds of libraries."""
     parts = [canonicalize_name(p) for p in directory.split("/") if p]
     exact = [r for r in required if r == parts[0]]
     if exact:
-        return exact
+        return tuple(exact)
     family = [r for r in required if r.startswith(f"{parts[0]}-")]
     if len(parts) > 1:
         closer = [r for r in family if r[len(parts[0]) + 1:].startswith(parts[1])]
         if closer:
-            return closer
-    return family
+            return tuple(closer)
+    return tuple(family)

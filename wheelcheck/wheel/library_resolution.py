@@ -13,6 +13,7 @@ import posixpath
 import re
 from collections import deque
 from dataclasses import dataclass
+from functools import lru_cache
 
 from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.elf.elf_info import ElfInfo, is_dynamic_loader
@@ -109,7 +110,13 @@ def expand_origin(model: WheelModel, owner: ElfInfo, entry: str) -> str | None:
 def _expand(model: WheelModel, member: str, entry: str) -> str | None:
     if not _ORIGIN.search(entry):
         return None
-    origin = posixpath.dirname(model.install_path(member))
+    return _expand_at(posixpath.dirname(model.install_path(member)), entry)
+
+
+@lru_cache(maxsize=4096)
+def _expand_at(origin: str, entry: str) -> str:
+    """``entry`` with $ORIGIN as ``origin``, normalised: the same few pairs recur for every library a large
+    wheel's files need (tensorflow: 12,000 lookups of a few hundred pairs)."""
     expanded = posixpath.normpath(_ORIGIN.sub(lambda _: origin, entry))  # a function: "\\" in a name is no escape
     return _SITE.sub("/sp", expanded)
 
