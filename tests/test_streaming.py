@@ -243,10 +243,11 @@ def _untimed(report: dict) -> dict:
     return report
 
 
-@pytest.mark.parametrize("part", [64, 1 << 20])
+@pytest.mark.parametrize("part", [8, 64, 1 << 20])
 def test_string_table_names_equal_single_gets_ascii_or_not(monkeypatch, part):
     """The names cut at once (an ASCII table decoded once, or any other name by name, invalid UTF-8
-    replaced) are those ``get`` reads one by one, tail-merged names and parts included."""
+    replaced) are those ``get`` reads one by one, tail-merged names and parts included (parts of 8 bytes:
+    over 256 of them, so the parts grow to fit)."""
     monkeypatch.setattr(_tables, "_PART", part)
     monkeypatch.setattr(_tables, "_OVERLAP", 16)
     rng = random.Random(5)

@@ -30,7 +30,8 @@ VER_FLG_BASE = 0x1
 VER_FLG_WEAK = 0x2
 _NATIVE = "<" if sys.byteorder == "little" else ">"
 _MAX_STRING = 16 << 20  # no name a check reads is longer; a table with a longer NUL-free run is malformed
-_PART = 16 << 20  # a larger string table is cut into names a part at a time
+_PART = 4 << 20  # a larger string table is cut into names a part at a time (its bytes, their text and the names'
+# positions are held a part at a time: parts of 16 MiB raised tensorflow's peak memory by 25 MiB, and were slower)
 _OVERLAP = 1 << 20  # the bytes after a part kept with it, for the names that start in it and end after
 _WORDS = 1 << 20  # hash words read at a time (4 MiB): a table claiming the whole file is read in parts
 # Decoded names may overlap (a linker may merge "foo" into the tail of "_foo"), but not by much: past
@@ -137,30 +138,31 @@ class StringTable:
         return tuple(self._names_by_part(offsets, size))
 
     def _names_by_part(self, offsets: array, size: int) -> list[str]:
-        count = (size + _PART - 1) // _PART
-        if count > 255:
-            raise ElfFormatError(f"a string table of {size!r} bytes")  # over 4 GiB: no linker makes one
-        part_of = bytes(map(floordiv, offsets, repeat(_PART)))
+        step = max(_PART, -(-size // 256))  # at most 256 parts: a part's number is one byte
+        count = (size + step - 1) // step
+        part_of = bytes(map(floordiv, offsets, repeat(step)))
         names: list = [None] * len(offsets)
         buffer, part = bytearray(), 0
         pieces = self._sparse.pieces(self._base, self._end)
         self._sparse.release_prefix()  # the pieces come from here on (fetched again where not kept)
         for piece in pieces:
             buffer += piece
-            while len(buffer) >= _PART + _OVERLAP:
-                self._cut(buffer, part, part_of, offsets, names, last=False)
-                del buffer[:_PART]
+            while len(buffer) >= step + _OVERLAP:
+                self._cut(buffer, part, step, part_of, offsets, names, last=False)
+                del buffer[:step]
                 part += 1
         while part < count:
-            self._cut(buffer, part, part_of, offsets, names, last=True)
-            del buffer[:_PART]
+            self._cut(buffer, part, step, part_of, offsets, names, last=True)
+            del buffer[:step]
             part += 1
         return names
 
-    def _cut(self, buffer: bytearray, part: int, part_of: bytes, offsets: array, names: list, last: bool) -> None:
-        """The names starting in part ``part``, from ``buffer`` (which holds the part and what follows it)."""
+    def _cut(self, buffer: bytearray, part: int, step: int, part_of: bytes, offsets: array, names: list,
+             last: bool) -> None:
+        """The names starting in part ``part`` (of ``step`` bytes each), from ``buffer`` (which holds the part
+        and what follows it)."""
         which = list(compress(range(len(offsets)), part_of.translate(_ONE_AT[part])))
-        starts = list(map(sub, map(offsets.__getitem__, which), repeat(part * _PART)))
+        starts = list(map(sub, map(offsets.__getitem__, which), repeat(part * step)))
         if starts and max(starts) <= buffer.rfind(b"\0"):  # every name ends in the buffer: cut them all
             cut = self._cut_names(buffer, starts, len(buffer), [offsets[i] for i in which])
             for i, name in zip(which, cut):
