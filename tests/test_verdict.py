@@ -12,9 +12,11 @@ import pytest
 
 from tests.fixtures.compile import ZIG_TARGETS, zig_triple
 from tests.fixtures.sources import extension_source, math_extension_source
+from tests.fixtures.vendoring import patchelf
 from tests.fixtures.wheels import build_wheel
 from tests.helpers import audit_json, run_cli
 from wheelcheck import audit
+from wheelcheck.elf import summarize
 
 EXT = "pkg/{}.cpython-311-x86_64-linux-gnu.so"
 USES_ALPHA = extension_source("usealpha", "    return alpha_value();", prelude="extern int alpha_value(void);\n")
@@ -157,6 +159,40 @@ def test_musl_wheel(build, tmp_path):
         w, code = one(wheel)
         assert w.libc == "musl" and w.deserved_tag == "musllinux_1_2_x86_64" and code == 0
         assert any(f.rule == "musl-version" for f in w.findings)
+
+
+MUSL_LIBC_USER = extension_source("m", python_h=False) + (
+    "#include <stdlib.h>\n#include <math.h>\n"
+    "void *grab(unsigned n) { return malloc(n); }\ndouble root(double x) { return sqrt(x); }\n")
+
+
+@pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
+def test_musl_wheel_needing_libc_so_by_that_name(build, tmp_path, arch):
+    """zig (maturin --zig) and other non-Alpine toolchains link musl extensions against "libc.so", and a
+    glibc-minded build may need "libm.so.6" or "libpthread.so.0": musl's loader answers all of these with
+    itself, by name (ldso/dynlink.c), so the wheel works on every musl system. auditwheel calls them external."""
+    ext = build.compile_c(MUSL_LIBC_USER, "m.so", target=f"{arch}-linux-musl", libs=("m",))
+    assert "libc.so" in summarize(ext.read_bytes(), "m.so").needed  # what real maturin --zig wheels need
+    patched = tmp_path / "m.so"
+    shutil.copy(ext, patched)
+    subprocess.run([patchelf(), "--add-needed", "libm.so.6", "--add-needed", "libpthread.so.0", str(patched)],
+                   check=True)
+    for name, lib in (("plain", ext), ("glibc-named", patched)):
+        claim = f"musllinux_1_1_{arch}"
+        wheel = build_wheel(tmp_path / name, "m", "1.0", f"cp311-cp311-{claim}",
+                            {f"m.cpython-311-{arch}-linux-musl.so": lib})
+        w, code = one(wheel)
+        assert w.libc == "musl" and w.deserved_tag == f"musllinux_1_2_{arch}" and code == 0, w.findings
+        assert not w.external_libs
+    # the same names are not glibc's: a manylinux claim on a file needing "libc.so" is still external
+    glibc = build.compile_c(MUSL_LIBC_USER, "g.so", target=zig_triple(arch), libs=("m",))
+    odd = tmp_path / "g.so"
+    shutil.copy(glibc, odd)
+    subprocess.run([patchelf(), "--add-needed", "libc.so", str(odd)], check=True)
+    wheel = build_wheel(tmp_path / "glibc", "g", "1.0", f"cp311-cp311-manylinux_2_17_{arch}",
+                        {f"g.cpython-311-{arch}-linux-gnu.so": odd})
+    w, code = one(wheel)
+    assert code == 1 and "libc.so" in w.external_libs
 
 
 def test_pure_wheel(tmp_path):

@@ -61,7 +61,9 @@ def collect_constraints(
         out.extend(_symbol_versions(elf, resolution, arch))
         out.extend(_blacklisted(elf, policies))
         out.extend(_linux_only_rules(elf))
-    always_allowed = frozenset().union(*(p.whitelist(arch) for p in policies))
+    def always_allowed(soname: str) -> bool:
+        return any(p.provides(soname, arch) for p in policies)
+
     drivers = system_drivers().union(*(p.drivers for p in policies))
     out.extend(_external_libraries(model, elves, resolution, arch, exclude, external, always_allowed, drivers))
     return out
@@ -171,7 +173,7 @@ def _external_libraries(
     model: WheelModel,
     elves: list[ElfInfo],
     resolution: Resolution, arch: str, exclude: tuple[str, ...], external: Mapping[str, ElfInfo],
-    always_allowed: frozenset[str], drivers: frozenset[str] = frozenset(),
+    always_allowed: Callable[[str], bool], drivers: frozenset[str] = frozenset(),
 ) -> Iterator[Constraint]:
     pending = sorted(resolution.unresolved)
     seen: set[str] = set()
@@ -185,7 +187,7 @@ def _external_libraries(
             continue  # a system driver: the machine provides it, nothing may vendor it (driver-needed)
 
         def allows(policy: Policy, soname=soname) -> bool:
-            return policy.is_linux or soname in policy.whitelist(arch)
+            return policy.is_linux or policy.provides(soname, arch)
 
         what, hint = why_missing(model, by_path.get(path), soname, copies)
         yield Constraint(
@@ -198,7 +200,7 @@ def _external_libraries(
             subject=soname,
         )
         found = external.get(soname)
-        if found is not None and soname not in seen and soname not in always_allowed:
+        if found is not None and soname not in seen and not always_allowed(soname):
             # --lib-path: what repair would graft brings its own needs along
             seen.add(soname)
             pending.extend((f"[{soname}]", dep) for dep in found.needed if dep not in seen)

@@ -20,10 +20,9 @@ def check_excluded(context: CheckContext) -> Iterator[Finding]:
     patterns = context.options.exclude
     if not patterns:
         return
-    allowed = context.policy.whitelist(context.arch)
     for path, soname in sorted(context.resolution.unresolved):
         pattern = next((p for p in patterns if fnmatch(soname, p)), None)
-        if pattern is None or soname in allowed:
+        if pattern is None or context.policy.provides(soname, context.arch):
             continue
         yield Finding(
             "excluded-library", "info", path,

@@ -44,11 +44,10 @@ def runtime_candidates(elf: ElfInfo) -> list[str]:
             and not LIBPYTHON.match(s)]
 
 
-def _allowed_names(ctx: CheckContext) -> frozenset[str]:
+def _allowed(ctx: CheckContext, soname: str) -> bool:
+    """May the wheel count on the system for ``soname``: the policy judged, or, for plain linux, any policy."""
     policy: Policy = ctx.policy
-    if not policy.is_linux:
-        return policy.whitelist(ctx.arch)
-    return frozenset().union(*(p.whitelist(ctx.arch) for p in ctx.policies))
+    return any(p.provides(soname, ctx.arch) for p in ((policy,) if not policy.is_linux else ctx.policies))
 
 
 def check_runtime_deps(ctx: CheckContext) -> Iterator[Finding | Fact]:
@@ -70,7 +69,6 @@ def check_runtime_deps(ctx: CheckContext) -> Iterator[Finding | Fact]:
                 "remove it from the wheel (repair never grafts driver libraries); the system provides it",
                 subject=driver,
                 explanation="It must match the machine's kernel module or GPU driver and must never be vendored.")
-    allowed = _allowed_names(ctx)
     for path, soname in sorted(ctx.resolution.unresolved):
         if soname in drivers and not any(fnmatch(soname, p) for p in ctx.options.exclude):
             yield Finding(
@@ -84,7 +82,7 @@ def check_runtime_deps(ctx: CheckContext) -> Iterator[Finding | Fact]:
         for soname in runtime_candidates(elf):
             if soname in shipped:
                 status = "shipped"
-            elif soname in allowed:
+            elif _allowed(ctx, soname):
                 status = "allowed"
             elif soname in drivers:
                 status = "driver"

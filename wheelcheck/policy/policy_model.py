@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
@@ -9,14 +10,24 @@ from types import MappingProxyType
 from wheelcheck.errors import UsageError
 from wheelcheck.wheel.wheel_model import LEGACY_ALIASES, split_platform
 
-__all__ = ["Policy", "PolicySet", "LINUX", "musl_libc_soname"]
+__all__ = ["Policy", "PolicySet", "LINUX", "musl_libc_soname", "musl_answers_itself"]
 
 _MUSL_ARCH = {"i686": "x86", "armv7l": "armv7"}
+# The needed names musl's loader answers with itself, without looking for a file: "lib" + one of these stems
+# + "." (ldso/dynlink.c, load_library's "reserved" list). A musl library built by a toolchain other than
+# Alpine's (zig, as maturin --zig uses; a cross gcc) needs "libc.so"; a glibc-minded build may need
+# "libm.so.6" or "libpthread.so.0". musl's dlopen goes through the same path.
+_MUSL_SELF = re.compile(r"lib(?:c|pthread|rt|m|dl|util|xnet)\.")
 
 
 def musl_libc_soname(arch: str) -> str:
     """The soname of musl's libc on ``arch`` (policies say "libc.so"; the loader is named per arch)."""
     return f"libc.musl-{_MUSL_ARCH.get(arch, arch)}.so.1"
+
+
+def musl_answers_itself(soname: str) -> bool:
+    """Does musl's loader resolve a need (or a dlopen) of ``soname`` to itself, by the name alone?"""
+    return _MUSL_SELF.match(soname) is not None
 
 
 @dataclass(frozen=True)
@@ -60,6 +71,14 @@ class Policy:
         if self.libc != "musl" or "libc.so" not in self.lib_whitelist:
             return self.lib_whitelist
         return (self.lib_whitelist - {"libc.so"}) | {musl_libc_soname(arch)}
+
+    def provides(self, soname: str, arch: str) -> bool:
+        """May a wheel of this policy need ``soname`` from the system: whitelisted, or, on musl, a name the
+        loader answers with itself (``musl_answers_itself``: "libc.so", "libm.so.6"), when the policy lets the
+        system provide musl's libc at all."""
+        if soname in self.whitelist(arch):
+            return True
+        return self.libc == "musl" and "libc.so" in self.lib_whitelist and musl_answers_itself(soname)
 
     def meets(self, target: Policy) -> bool:
         """Does a wheel that deserves this policy meet ``target``: the same libc, at least as compatible?

@@ -123,12 +123,11 @@ def make_plan(
     Grafted libraries go to ``<dist><lib_sdir>/`` (auditwheel's -L/--lib-sdir, default ".libs")."""
     dist = model.filename.split("-", 1)[0]
     libs_dir = f"{dist}{lib_sdir}"
-    whitelist = policy.whitelist(arch)
     kept: dict[str, str] = {}
 
     def graftable(soname: str) -> bool:
         why = never_grafted(soname, exclude, drivers) or (
-            "whitelisted: the policy lets the system provide it" if soname in whitelist else None)
+            "whitelisted: the policy lets the system provide it" if policy.provides(soname, arch) else None)
         if why:
             kept.setdefault(soname, why)
         return why is None

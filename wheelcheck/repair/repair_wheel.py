@@ -129,10 +129,9 @@ def _choose(model: WheelModel, options: RepairOptions, audit_options: AuditOptio
         return None, None  # an architecture no policy covers: nothing to aim at
     resolution = resolve(model, elves)
     drivers = system_drivers().union(*(p.drivers for p in candidates))
-    everywhere = frozenset.intersection(*(p.whitelist(arch) for p in candidates)) if candidates else frozenset()
-
     def skip(soname: str) -> bool:
-        return soname in everywhere or never_grafted(soname, options.exclude, drivers) is not None
+        everywhere = bool(candidates) and all(p.provides(soname, arch) for p in candidates)
+        return everywhere or never_grafted(soname, options.exclude, drivers) is not None
 
     search = host_search_path(libc, arch, lib_path=options.lib_path, environ=options.environ, ldpaths=options.ldpaths)
     located = locate_libraries(model, resolution, search, typical_elf(elves), skip=skip,
