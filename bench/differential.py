@@ -5,9 +5,10 @@ usage: python bench/differential.py [--wheels DIR] [--listing TSV] [--refresh-au
 
 Prints one row per wheel: auditwheel's tag, wheelcheck's tag, same or different, and for each difference the
 rule or library behind it with a link to its row in docs/differences.md; then the summary (N agree, each
-difference with its reason, auditwheel's own failures, and wheelcheck FAILs where auditwheel accepts the
-wheel's claimed tag). A difference that no documented row explains is printed as UNEXPLAINED; the corpus
-test (tests/test_differential_corpus.py, `pytest --corpus`) fails on those.
+difference with its reason, auditwheel's own failures, wheelcheck FAILs where auditwheel accepts the wheel's
+claimed tag, and wheelcheck FAILs that auditwheel cannot confirm because it stopped). A difference that no
+documented row explains is printed as UNEXPLAINED; the corpus test (tests/test_differential_corpus.py,
+`pytest --corpus`) fails on those.
 
 auditwheel's answers are cached in corpus/auditwheel/<wheel>.json (`auditwheel show --json`, run once per
 wheel, one at a time, because it takes minutes on large wheels); --refresh-auditwheel computes the missing
@@ -32,6 +33,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from wheelcheck.data import system_drivers  # noqa: E402
+from wheelcheck.policy.policy_model import musl_answers_itself  # noqa: E402
 from wheelcheck.audit.findings import WheelReport  # noqa: E402
 
 LISTING = ROOT / "corpus" / "differential.tsv"
@@ -52,6 +54,7 @@ REASONS = {
     "d12": "a system driver library is not an external library",
     "d13": "hygiene finding of severity error (the wheel breaks although its tag is right)",
     "d16": "auditwheel stops with a traceback; wheelcheck answers",
+    "d17": "musl's loader answers libc.so, libm.so.6 and kin with itself",
 }
 
 
@@ -146,7 +149,7 @@ class Row:
     auditwheel_error: str | None = None
     wheelcheck_error: str | None = None
     wheelcheck_passed: bool = True
-    auditwheel_passed: bool = True
+    auditwheel_passed: bool | None = None  # None until auditwheel's answer is compared (it may have none)
     differences: list[tuple[str, str]] = field(default_factory=list)  # (reason id or "?", detail)
     host_dependent: list[str] = field(default_factory=list)  # what auditwheel read from this machine
     seconds: float = 0.0
@@ -162,7 +165,7 @@ class Row:
     @property
     def false_fail(self) -> bool:
         """wheelcheck fails a wheel whose claimed tags auditwheel confirms."""
-        return self.auditwheel_error is None and self.auditwheel_passed and not self.wheelcheck_passed
+        return self.auditwheel_error is None and self.auditwheel_passed is True and not self.wheelcheck_passed
 
 
 def compare(pinned: Pinned, aw: dict, wc: WheelReport) -> Row:
@@ -227,6 +230,8 @@ def _why_auditwheel_is_stricter(show: dict, wc: WheelReport) -> list[tuple[str, 
             out.append(("d1", f"{soname} found on this host at {show['external_libs'][soname]}"))
         elif soname in shipped:
             out.append(("d7", f"{soname} is in the wheel and ld.so finds it"))
+        elif wc.libc == "musl" and musl_answers_itself(soname):
+            out.append(("d17", f"{soname}: musl's loader answers it with itself"))
     for soname, versions in show.get("versioned_symbols", {}).items():
         if soname in shipped and soname not in ("libc.so.6", "libm.so.6"):
             out.append(("d4", f"{', '.join(versions)} of {soname}, which the wheel ships"))
@@ -272,6 +277,8 @@ def _explain_external(row: Row, show: dict, wc: WheelReport) -> None:
     for soname in sorted(theirs - ours):
         if soname in system_drivers():
             row.differences.append(("d12", f"{soname} is a system driver library"))
+        elif wc.libc == "musl" and musl_answers_itself(soname):
+            row.differences.append(("d17", f"{soname}: musl's loader answers it with itself"))
         elif show["external_libs"][soname]:
             row.differences.append(("d1", f"{soname} found on this host"))
         else:
@@ -346,6 +353,10 @@ def summary(rows: list[Row], skipped: list[str]) -> str:
     false_fails = [r for r in rows if r.false_fail]
     lines.append(f"wheelcheck FAILs where auditwheel accepts the claimed tags: {len(false_fails)}")
     lines += [f"  {r.filename}: {'; '.join(d for _, d in r.differences)}" for r in false_fails]
+    # no oracle: auditwheel stopped, or wheelcheck could not read the wheel; each of these needs a look by hand
+    unjudged = [r for r in rows if not r.wheelcheck_passed and r.auditwheel_passed is None]
+    lines.append(f"wheelcheck FAILs (or errors) that auditwheel's answer cannot confirm: {len(unjudged)}")
+    lines += [f"  {r.filename}: {r.wheelcheck_error or r.wheelcheck_tag}" for r in unjudged]
     return "\n".join(lines)
 
 
