@@ -36,7 +36,6 @@ _STD_PREFIXES = ("_ZNSt", "_ZNKSt", "_ZSt", "_ZNSs", "_ZNKSs", "_ZNSb", "_ZNKSb"
                  "_ZTINSt", "_ZTSNSt", "_ZTVNSt", "_ZN9__gnu_cxx", "_ZNK9__gnu_cxx", "_ZN10__cxxabiv1",
                  "_ZTVN10__cxxabiv1", "_ZNSi", "_ZNSo", "_ZNSd", "_ZNKSi", "_ZNKSo", "_ZGVNSt", "__cxa_", "__gxx_")
 _STRONG_UNDEFINED = bytes(0 if b >> 4 in (0, 2) else 1 for b in range(256))  # st_info: not LOCAL, not WEAK
-_UNDEFINED = bytes([1]) + bytes(255)
 
 
 @dataclass(frozen=True)
@@ -72,7 +71,7 @@ def _references(placed: Placed) -> list[tuple[str, str | None, str | None]]:
     st = placed.elf.symtab
     if not len(st):
         return []
-    wanted = bytes(a & b for a, b in zip(st.defined.translate(_UNDEFINED), st.info.translate(_STRONG_UNDEFINED)))
+    wanted = bytes(a & b for a, b in zip(st.undefined_mask(), st.info.translate(_STRONG_UNDEFINED)))
     versions = st.version_names
     return [(n, *versions[v]) for n, v in zip(compress(st.names, wanted), compress(st.version_index, wanted)) if n]
 

@@ -21,17 +21,6 @@ from wheelcheck.symbols.sonames import hashed_stem
 
 __all__ = ["FileExports", "SymbolIndex", "build_index", "file_name"]
 
-_UNDEFINED = bytes([1]) + bytes(255)  # defined column (0/1) -> 1 where undefined
-_STRONG_REF = bytes(0 if b >> 4 == 2 else 1 for b in range(256))  # st_info -> 0 for STB_WEAK references
-
-
-def _mask(*columns: bytes) -> bytes:
-    """The AND of equal-length 0/1 byte strings, as one big-integer operation."""
-    value = int.from_bytes(columns[0], "little")
-    for col in columns[1:]:
-        value &= int.from_bytes(col, "little")
-    return value.to_bytes(len(columns[0]), "little")
-
 
 def file_name(elf: ElfInfo) -> str:
     """The name the loader knows a library by: its SONAME, else its file name."""
@@ -71,7 +60,7 @@ class FileExports:
         st = self.elf.symtab
         if not len(st):
             return []
-        wanted = _mask(st.defined.translate(_UNDEFINED), st.info.translate(_STRONG_REF))
+        wanted = st.strong_undefined_mask()
         libraries = [lib for _version, lib in st.version_names]
         return [(n, libraries[v]) for n, v in zip(compress(st.names, wanted), compress(st.version_index, wanted))
                 if n]

@@ -108,11 +108,13 @@ class SymbolTable:
         """1 per undefined symbol, 0 per defined one: a column to ``compress`` others with."""
         return self.defined.translate(_UNDEFINED)
 
+    def strong_undefined_mask(self) -> bytes:
+        """1 per undefined symbol that is not an STB_WEAK reference, 0 per other."""
+        return _and(self.undefined_mask(), self.info.translate(_NOT_WEAK))
+
     def undefined_names(self, *, strong_only: bool = False) -> frozenset[str]:
         """Names of undefined symbols (strong_only: leave out STB_WEAK references)."""
-        undefined = self.undefined_mask()
-        return frozenset(compress(self.names, _and(undefined, self.info.translate(_NOT_WEAK)) if strong_only
-                                  else undefined))
+        return frozenset(compress(self.names, self.strong_undefined_mask() if strong_only else self.undefined_mask()))
 
     def position(self, name: str) -> int | None:
         """Index of the first symbol called ``name`` (a C-speed scan; no index is kept)."""
