@@ -61,6 +61,7 @@ def collect_constraints(
         out.extend(_symbol_versions(elf, resolution, arch))
         out.extend(_blacklisted(elf, policies))
         out.extend(_linux_only_rules(elf))
+
     def always_allowed(soname: str) -> bool:
         return any(p.provides(soname, arch) for p in policies)
 

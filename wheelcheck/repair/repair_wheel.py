@@ -129,8 +129,9 @@ def _choose(model: WheelModel, options: RepairOptions, audit_options: AuditOptio
         return None, None  # an architecture no policy covers: nothing to aim at
     resolution = resolve(model, elves)
     drivers = system_drivers().union(*(p.drivers for p in candidates))
+
     def skip(soname: str) -> bool:
-        everywhere = bool(candidates) and all(p.provides(soname, arch) for p in candidates)
+        everywhere = all(p.provides(soname, arch) for p in candidates)  # not empty: checked above
         return everywhere or never_grafted(soname, options.exclude, drivers) is not None
 
     search = host_search_path(libc, arch, lib_path=options.lib_path, environ=options.environ, ldpaths=options.ldpaths)
