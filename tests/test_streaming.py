@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import random
 import re
+import sys
 import tracemalloc
 import zipfile
 import zlib
@@ -22,7 +23,7 @@ from wheelcheck.elf.elf_summary import _soname_matches, summarize, summarize_str
 from wheelcheck.elf.rodata_strings import _identifier_matches
 from wheelcheck.elf.version_strings import version_patterns
 from wheelcheck.errors import BadElfError, BadWheelError
-from wheelcheck.wheel import member_stream
+from wheelcheck.wheel import _zlib, member_stream
 from wheelcheck.wheel.scanner import scan_wheel
 from wheelcheck.wheel.wheel_reader import WheelReader
 
@@ -47,6 +48,32 @@ def zipped(tmp_path_factory):
     return path, data
 
 
+def _has_zlib_ng() -> bool:
+    try:
+        import zlib_ng  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.fixture(params=["zlib", pytest.param("zlib-ng", marks=pytest.mark.skipif(
+    not _has_zlib_ng(), reason="zlib-ng has no wheel for this platform"))])
+def inflater(request):
+    """Read with the standard library's zlib, then with zlib-ng's: the same bytes, the same errors."""
+    before = _zlib.use(request.param)
+    yield request.param
+    _zlib.use(before)
+
+
+def test_zlib_ng_reads_where_the_dependency_installs_it():
+    import platform
+
+    wanted = platform.system() == "Linux" and platform.machine() in ("x86_64", "aarch64") \
+        and sys.version_info < (3, 15)
+    assert _zlib.BACKEND == ("zlib-ng" if wanted else _zlib.BACKEND)
+    assert not wanted or _zlib.inflater.__name__ == "zlib_ng.zlib_ng"
+
+
 def open_stream(path, name):
     zf = zipfile.ZipFile(path)
     fd = os.open(path, os.O_RDONLY)  # closed with the test process
@@ -54,7 +81,7 @@ def open_stream(path, name):
 
 
 @pytest.mark.parametrize("name", ["deflated.bin", "stored.bin"])
-def test_pieces_and_ranges_again(zipped, name, monkeypatch):
+def test_pieces_and_ranges_again(zipped, name, monkeypatch, inflater):
     monkeypatch.setattr(member_stream, "_MIN_CHECKPOINT_GAP", 64 << 10)  # many checkpoints on 3 MiB
     monkeypatch.setattr(member_stream, "_READ", 4096)  # (taken between reads of compressed data)
     monkeypatch.setattr(member_stream, "_REREAD_GAP", 32 << 10)
@@ -75,7 +102,7 @@ def test_pieces_and_ranges_again(zipped, name, monkeypatch):
         assert len(stream._marks) > 10  # the ranges above came from checkpoints, not from the start
 
 
-def test_truncated_member_is_one_error(zipped, tmp_path):
+def test_truncated_member_is_one_error(zipped, tmp_path, inflater):
     path, data = zipped
     cut = tmp_path / "cut.zip"
     raw = path.read_bytes()
@@ -234,6 +261,36 @@ def test_wheels_audited_on_processes_report_as_one_by_one(build, tmp_path):
     assert [w.filename for w in parallel.wheels] == [w.filename for w in serial.wheels]
     assert [_untimed(w.to_dict()) for w in parallel.wheels] == [_untimed(w.to_dict()) for w in serial.wheels]
     assert "not a zip" in parallel.wheels[0].error and parallel.wheels[1].best_tag
+
+
+def test_either_zlib_audits_a_wheel_alike(build, tmp_path):
+    """zlib-ng's inflate and CRC-32 replace the standard library's only for speed: the same report, RECORD
+    checked, and the same error for a member whose CRC the zip misstates."""
+    if not _has_zlib_ng():
+        pytest.skip("zlib-ng has no wheel for this platform")
+    from wheelcheck.api import audit
+
+    ext = build.compile_c(extension_source("m0"), "m0.so")
+    padded = tmp_path / "m0.cpython-311-x86_64-linux-gnu.so"
+    padded.write_bytes(ext.read_bytes() + varied_bytes(40 << 20, seed=5))  # past the thresholds for threads
+    wheel = build_wheel(tmp_path, "pkg", "1.0", "cp311-cp311-linux_x86_64", {f"pkg/{padded.name}": padded})
+    raw = bytearray(wheel.read_bytes())
+    central = raw.rfind(f"pkg/{padded.name}".encode()) - 46  # its central directory entry (46 bytes, then the name)
+    assert raw[central:central + 4] == b"PK\x01\x02"
+    raw[central + 16] ^= 1  # the CRC-32 the central directory states (zipfile checks that one)
+    bad_crc = tmp_path / "bad" / wheel.name
+    bad_crc.parent.mkdir()
+    bad_crc.write_bytes(raw)
+    reports = {}
+    for backend in ("zlib", "zlib-ng"):
+        before = _zlib.use(backend)
+        try:
+            reports[backend] = [_untimed(audit(wheel, jobs=jobs).wheels[0].to_dict()) for jobs in (1, 2)] + [
+                audit(bad_crc, jobs=1).wheels[0].error]
+        finally:
+            _zlib.use(before)
+    assert reports["zlib"] == reports["zlib-ng"]
+    assert reports["zlib"][0]["passed"] and "Bad CRC-32" in reports["zlib"][2]
 
 
 def _untimed(report: dict) -> dict:

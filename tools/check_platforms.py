@@ -208,8 +208,14 @@ def check(refresh: bool = False, cache_file: Path | None = None, extras: bool = 
         for name in closure([canonicalize_name(r.name) for r in reqs], packages):
             group_of.setdefault(name, extra or "base")
     binary = {p["name"] + ranges.get(p["name"], ""): p["name"] for p in packages if not is_pure(p["wheel"])}
+    skipped = {platform[0]: not_installed_on(platform[3], every) for platform in PLATFORMS}
+
+    def wheels_for(platform) -> dict[str, str | None]:
+        return find_wheels(platform, [r for r, name in binary.items() if name not in skipped[platform[0]]], cache,
+                           refresh)
+
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        answers = list(pool.map(lambda platform: find_wheels(platform, list(binary), cache, refresh), PLATFORMS))
+        answers = list(pool.map(wheels_for, PLATFORMS))
     try:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
         cache_file.write_text(json.dumps(cache, indent=1, sort_keys=True))
@@ -220,13 +226,22 @@ def check(refresh: bool = False, cache_file: Path | None = None, extras: bool = 
         results[platform[0]].update({binary[requirement]: wheel for requirement, wheel in found.items()})
     for platform in PLATFORMS:
         for package in packages:
-            results[platform[0]].setdefault(package["name"], package["wheel"])  # pure: the same wheel everywhere
+            if package["name"] not in skipped[platform[0]]:
+                results[platform[0]].setdefault(package["name"], package["wheel"])  # pure: the same wheel everywhere
     deps = [{"name": p["name"], "range": ranges.get(p["name"], ""), "pure": is_pure(p["wheel"]),
              "in": group_of.get(p["name"], "base")} for p in packages]
     gaps = [{"platform": plat, "package": name, "in": group_of.get(name, "base")}
             for plat, found in results.items() for name, wheel in found.items() if wheel is None]
     return {"python": PIPX_PYTHON, "platforms": [p[0] for p in PLATFORMS], "dependencies": deps,
             "results": results, "gaps": gaps, "ok": not any(g["in"] == "base" for g in gaps)}
+
+
+def not_installed_on(arch: str, requirements: list[Requirement]) -> set[str]:
+    """The packages of ``requirements`` whose marker leaves them out on ``arch`` (zlib-ng: only where it has
+    wheels): pip does not install them there, so they need no wheel there."""
+    env = {"python_version": PIPX_PYTHON, "python_full_version": PIPX_PYTHON + ".0", "sys_platform": "linux",
+           "platform_system": "Linux", "platform_machine": arch, "extra": ""}
+    return {canonicalize_name(r.name) for r in requirements if r.marker is not None and not r.marker.evaluate(env)}
 
 
 def _cached(cache: dict, key: str, refresh: bool, compute):
@@ -248,8 +263,8 @@ def render_table(result: dict) -> str:
     rows = []
     for platform in result["platforms"]:
         found = result["results"][platform]
-        row = [platform] + [_cell(found[d["name"]]) for d in binary]
-        row.append("all" if all(found[d["name"]] for d in pure) else "MISSING")
+        row = [platform] + [_cell(found[d["name"]]) if d["name"] in found else "not installed" for d in binary]
+        row.append("all" if all(found.get(d["name"], "not installed") for d in pure) else "MISSING")
         rows.append(row)
     widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
     lines = ["| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths)) + " |",

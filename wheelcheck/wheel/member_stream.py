@@ -1,10 +1,10 @@
 """One zip member's bytes, inflated once, in order, in bounded pieces; and any range of them again later.
 
 The compressed data is read straight from the file with ``os.pread`` (position-free, so several threads may
-stream members of one wheel at once) and inflated with zlib, whose inflate runs without the GIL. While the
-member streams, the decompressor's state is saved every few megabytes (a checkpoint: about 45 KB); a range
-needed again later (an ELF table found only when its dynamic section went by) is inflated from the nearest
-checkpoint before it, not from the start. Stored members are re-read directly.
+stream members of one wheel at once) and inflated with zlib (zlib-ng's where installed: ``_zlib.py``), whose
+inflate runs without the GIL. While the member streams, the decompressor's state is saved every few megabytes
+(a checkpoint: about 45 KB); a range needed again later (an ELF table found only when its dynamic section went
+by) is inflated from the nearest checkpoint before it, not from the start. Stored members are re-read directly.
 
 Members with another compression method (bzip2, lzma: no wheel builder writes them) go through ``zipfile``.
 Every check ``zipfile`` makes on open is made here too: the local header's signature and name, encryption,
@@ -18,11 +18,12 @@ import lzma
 import os
 import threading
 import zipfile
-import zlib
 from collections.abc import Iterator
+from typing import Any
 
 from wheelcheck.errors import BadWheelError
 from wheelcheck.wheel import _zipformat as zf
+from wheelcheck.wheel import _zlib
 
 __all__ = ["MemberStream", "CHUNK", "MEMBER_ERRORS"]
 
@@ -34,8 +35,8 @@ _REREAD_GAP = 1 << 20  # checkpoints left by a reread, this far apart
 _FLAG_PATCHED, _FLAG_STRONG = 0x20, 0x40
 # What zipfile raises on a corrupt, truncated or unsupported member (a seek past 2**63, a name flagged
 # UTF-8 that is not, an unknown compression method, bad LZMA or bzip2 data)
-MEMBER_ERRORS = (zipfile.BadZipFile, zlib.error, lzma.LZMAError, EOFError, NotImplementedError, OSError,
-                 ValueError, OverflowError, RuntimeError)
+MEMBER_ERRORS: tuple[type[Exception], ...] = (zipfile.BadZipFile, *_zlib.ERRORS, lzma.LZMAError, EOFError,
+                                              NotImplementedError, OSError, ValueError, OverflowError, RuntimeError)
 
 
 class MemberStream:
@@ -51,7 +52,7 @@ class MemberStream:
         self._start = _data_start(path, fd, info)
         self._gap = max(_MIN_CHECKPOINT_GAP, info.file_size // _MAX_CHECKPOINTS)
         self._marks: list[int] = [0]  # output offsets of the checkpoints, ascending
-        self._states: list[tuple[int, zlib._Decompress | None]] = [(0, None)]  # (compressed offset, decompressor copy)
+        self._states: list[tuple[int, Any]] = [(0, None)]  # (compressed offset, decompressor copy)
         self._lock = threading.Lock()  # the first pass and rereads (another thread) both add checkpoints
 
     # -- the first pass
@@ -61,7 +62,7 @@ class MemberStream:
         if method == zipfile.ZIP_STORED:
             pieces = self._stored(0, self.size)
         elif method == zipfile.ZIP_DEFLATED:
-            pieces = self._inflate(0, 0, zlib.decompressobj(-15), 0, checkpoints=True)
+            pieces = self._inflate(0, 0, _zlib.decompressobj(), 0, checkpoints=True)
         else:
             pieces = self._through_zipfile()
         got = 0
@@ -85,7 +86,7 @@ class MemberStream:
         method = self._info.compress_type
         if method != zipfile.ZIP_DEFLATED:
             return b"".join(self.reread(0, size))[:size]
-        decompressor, out, in_at, want = zlib.decompressobj(-15), b"", 0, 256
+        decompressor, out, in_at, want = _zlib.decompressobj(), b"", 0, 256
         try:
             while len(out) < size and in_at < self._info.compress_size and not decompressor.eof:
                 data = self._pread(min(want, self._info.compress_size - in_at), self._start + in_at)
@@ -94,7 +95,7 @@ class MemberStream:
                 in_at += len(data)
                 out += decompressor.decompress(data, size - len(out))
                 want *= 4
-        except zlib.error as exc:
+        except _zlib.ERRORS as exc:
             raise self._error(f"(truncated or corrupt: {exc})", cannot_read=True) from None
         return out
 
@@ -113,7 +114,7 @@ class MemberStream:
             with self._lock:
                 i = bisect.bisect_right(self._marks, offset) - 1
                 out_at, (in_at, state) = self._marks[i], self._states[i]
-            decompressor = state.copy() if state is not None else zlib.decompressobj(-15)
+            decompressor = state.copy() if state is not None else _zlib.decompressobj()
             # a range read again is often read again nearby (the strings of one table): leave finer
             # checkpoints on the way to it, so the next read starts close
             pieces = self._inflate(in_at, out_at, decompressor, out_at, checkpoints=True, gap=_REREAD_GAP)
@@ -177,7 +178,7 @@ class MemberStream:
                 if not piece:
                     break
                 yield piece
-        except zlib.error as exc:
+        except _zlib.ERRORS as exc:
             raise self._error(f"(truncated or corrupt: {exc})", cannot_read=True) from None
 
     def _through_zipfile(self) -> Iterator[bytes]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-import zlib
 from collections.abc import Callable
 from typing import Any
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
@@ -30,6 +29,7 @@ from wheelcheck.wheel._read_ahead import ahead
 from wheelcheck.wheel.forked import ChildDied, GroupFailed, balanced_groups, can_fork, fork_groups
 from wheelcheck.wheel.wheel_reader import WheelReader, looks_like_shared_object
 from wheelcheck.wheel.record import digest_field
+from wheelcheck.wheel import _zlib
 
 __all__ = ["scan_wheel", "scan_reader", "Progress", "default_jobs"]
 
@@ -226,7 +226,7 @@ def _summarize_one(reader: WheelReader, member: ZipInfo, algorithm: str, tally: 
         for piece in ahead(stream) if pipelined and member.file_size >= _AHEAD else stream:
             if index > tally.cutoff:
                 raise _Stopped()
-            crc = zlib.crc32(piece, crc)
+            crc = _zlib.crc32(piece, crc)
             hasher.update(piece)
             if sha256 is not hasher:
                 sha256.update(piece)

@@ -7,7 +7,6 @@ import os
 import re
 import stat
 import zipfile
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from wheelcheck.errors import BadWheelError
 from wheelcheck.wheel._zipformat import FLAG_ENCRYPTED, lzma_dictionary_size
 from wheelcheck.wheel.member_stream import MEMBER_ERRORS, MemberStream
 from wheelcheck.wheel.record import Record
+from wheelcheck.wheel import _zlib
 
 __all__ = ["WheelReader", "MAX_MEMBER_SIZE", "MAX_TOTAL_SIZE", "MAX_RATIO"]
 
@@ -101,7 +101,7 @@ class WheelReader:
         stream = self.stream(name)
         crc = 0
         for piece in stream:
-            crc = zlib.crc32(piece, crc)
+            crc = _zlib.crc32(piece, crc)
             yield piece
         stream.check_crc(crc)
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import os
 import zipfile
-import zlib
 from collections.abc import Iterator, Mapping, Set
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -29,6 +28,7 @@ from wheelcheck.errors import OutputError, UsageError
 from wheelcheck.wheel.wheel_reader import WheelReader
 from wheelcheck.wheel.record import ACCEPTED_HASHES, RecordRow, digest_field, record_rows, render_record
 from wheelcheck.wheel.wheel_writer import ZipWriter, atomic_output
+from wheelcheck.wheel import _zlib
 
 __all__ = ["Changes", "Contents", "NewMember", "RebuildStats", "rebuild_wheel", "reproducible_date_time"]
 
@@ -174,13 +174,13 @@ def _changed_only(reader: WheelReader, replace: Mapping[str, Contents]) -> dict[
 
 def _same_bytes(reader: WheelReader, entry: zipfile.ZipInfo, contents: Contents) -> bool:
     if not isinstance(contents, Path):
-        return (len(contents) == entry.file_size and zlib.crc32(contents) == entry.CRC
+        return (len(contents) == entry.file_size and _zlib.crc32(contents) == entry.CRC
                 and reader.read(entry.filename) == contents)
     if contents.stat().st_size != entry.file_size:
         return False
     crc = 0
     for piece in _file_pieces(contents):
-        crc = zlib.crc32(piece, crc)
+        crc = _zlib.crc32(piece, crc)
     if crc != entry.CRC:
         return False
     with open(contents, "rb") as f:  # the sizes agree: compare each piece of the member with as many bytes
