@@ -57,6 +57,13 @@ _UNREACHABLE = ("Could not fetch URL", "NewConnectionError", "Failed to establis
                 "Max retries exceeded", "Network is unreachable", "Connection refused")
 
 
+# what requirement markers are evaluated with: the images' pipx Python on Linux, no extra (platform_machine is
+# this machine's unless a check names one)
+_MARKER_ENV = {"python_version": PIPX_PYTHON, "python_full_version": PIPX_PYTHON + ".0", "sys_platform": "linux",
+               "platform_system": "Linux", "implementation_name": "cpython",
+               "platform_python_implementation": "CPython", "extra": ""}
+
+
 def accepted_platforms(libc: str, version: tuple[int, int], arch: str) -> list[str]:
     """The platform tags a system of this libc release accepts, newest first (as packaging.tags computes them)."""
     major, minor = version
@@ -78,9 +85,7 @@ def project_requirements() -> dict[str, list[Requirement]]:
     for extra, reqs in project.get("optional-dependencies", {}).items():
         if extra != "test":
             groups[extra] = [Requirement(r) for r in reqs if not r.startswith(project["name"])]
-    env = {"python_version": PIPX_PYTHON, "python_full_version": PIPX_PYTHON + ".0", "sys_platform": "linux",
-           "platform_system": "Linux", "implementation_name": "cpython", "platform_python_implementation": "CPython"}
-    return {k: [r for r in v if r.marker is None or r.marker.evaluate({**env, "extra": ""})] for k, v in groups.items()}
+    return {k: [r for r in v if r.marker is None or r.marker.evaluate(_MARKER_ENV)] for k, v in groups.items()}
 
 
 def _pip(args: list[str], timeout: int = 300) -> subprocess.CompletedProcess:
@@ -120,13 +125,11 @@ def resolve_reference(requirements: list[Requirement]) -> list[dict]:
 def wanted_ranges(packages: list[dict], requirements: list[Requirement]) -> dict[str, str]:
     """package -> the version range its dependents (and pyproject.toml) ask for, joined."""
     ranges: dict[str, list[str]] = {}
-    env = {"python_version": PIPX_PYTHON, "python_full_version": PIPX_PYTHON + ".0", "sys_platform": "linux",
-           "platform_system": "Linux", "extra": ""}
     reqs = list(requirements)
     for package in packages:
         reqs += [Requirement(r) for r in package["requires"]]
     for req in reqs:
-        if req.marker is None or req.marker.evaluate(env):
+        if req.marker is None or req.marker.evaluate(_MARKER_ENV):
             ranges.setdefault(canonicalize_name(req.name), []).append(str(req.specifier))
     return {name: ",".join(s for s in specs if s) for name, specs in ranges.items()}
 
@@ -134,15 +137,13 @@ def wanted_ranges(packages: list[dict], requirements: list[Requirement]) -> dict
 def closure(names: list[str], packages: list[dict]) -> set[str]:
     """``names`` and everything they require, transitively, among the resolved ``packages``."""
     requires = {p["name"]: [Requirement(r) for r in p["requires"]] for p in packages}
-    env = {"python_version": PIPX_PYTHON, "python_full_version": PIPX_PYTHON + ".0", "sys_platform": "linux",
-           "platform_system": "Linux", "extra": ""}
     seen: set[str] = set()
     while names:
         name = names.pop()
         if name in seen or name not in requires:
             continue
         seen.add(name)
-        names += [canonicalize_name(r.name) for r in requires[name] if r.marker is None or r.marker.evaluate(env)]
+        names += [canonicalize_name(r.name) for r in requires[name] if r.marker is None or r.marker.evaluate(_MARKER_ENV)]
     return seen
 
 
@@ -239,9 +240,8 @@ def check(refresh: bool = False, cache_file: Path | None = None, extras: bool = 
 def not_installed_on(arch: str, requirements: list[Requirement]) -> set[str]:
     """The packages of ``requirements`` whose marker leaves them out on ``arch`` (zlib-ng: only where it has
     wheels): pip does not install them there, so they need no wheel there."""
-    env = {"python_version": PIPX_PYTHON, "python_full_version": PIPX_PYTHON + ".0", "sys_platform": "linux",
-           "platform_system": "Linux", "platform_machine": arch, "extra": ""}
-    return {canonicalize_name(r.name) for r in requirements if r.marker is not None and not r.marker.evaluate(env)}
+    here = {**_MARKER_ENV, "platform_machine": arch}
+    return {canonicalize_name(r.name) for r in requirements if r.marker is not None and not r.marker.evaluate(here)}
 
 
 def _cached(cache: dict, key: str, refresh: bool, compute):
