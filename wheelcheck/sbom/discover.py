@@ -39,12 +39,13 @@ def bill_of_materials(model: WheelModel, exposures: Mapping[str, Exposure] | Non
 def components_of(model: WheelModel, exposures: Mapping[str, Exposure] | None = None) -> tuple[Component, ...]:
     """Every component, file by file in path order: the file's own (if vendored), then its static copies."""
     out: list[Component] = []
+    exposures = exposures or {}
     for elf in sorted(model.elves, key=lambda e: e.path):
         vendored = is_vendored(elf)
         own = upstream_of_library(elf.path, elf.version_strings) if vendored else None
         if vendored:
             out.append(_vendored(elf, own))
-        exposure = (exposures or {}).get(elf.path)
+        exposure = exposures.get(elf.path)
         out.extend(_static(elf, own, exposure if exposure is not None else exposure_of(elf)))
     return tuple(out)
 
