@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 
 import pytest
 
 from tests.fixtures.hygiene_sources import TEXTREL_SRC
 from tests.fixtures.sources import extension_source
+from tests.fixtures.vendoring import patchelf
 from tests.fixtures.wheels import build_wheel
 from tests.helpers import audit_one as one, by_rule, bundled_policy_with
 
@@ -27,6 +29,22 @@ def test_executable_stack_is_an_error(build, tmp_path):
     (f,) = by_rule(w, "executable-stack")
     assert f.severity == "error" and f.file == EXT.format("stacky") and not w.passed
     assert "2.41" in f.explanation and "2.41" not in f.message  # why, apart from what
+
+
+def test_executable_stack_is_a_warning_on_musl(build, tmp_path):
+    """musl's loader reads only PT_GNU_STACK's size, never its flags (ldso/dynlink.c, map_library): the
+    library loads on every musl system, so the request is a warning there, not a failed audit."""
+    built = build.compile_c(extension_source("stacky", python_h=False), "stacky.so", target="x86_64-linux-musl")
+    ext = tmp_path / "stacky.so"  # zig's linker takes no -z execstack: patchelf sets the flag instead
+    shutil.copy(built, ext)
+    subprocess.run([patchelf(), "--set-execstack", str(ext)], check=True)
+    stack = next(line for line in readelf("-l", ext).splitlines() if "GNU_STACK" in line)
+    assert "RWE" in stack
+    name = "pkg/stacky.cpython-311-x86_64-linux-musl.so"
+    w = one(build_wheel(tmp_path, "stacky", "1.0", "cp311-cp311-musllinux_1_2_x86_64", {name: ext}))
+    (f,) = by_rule(w, "executable-stack")
+    assert w.libc == "musl" and f.severity == "warning" and f.file == name and w.passed
+    assert "musl" in f.explanation and "2.41" in f.explanation
 
 
 def test_default_build_has_no_loading_findings(build, tmp_path):

@@ -20,8 +20,9 @@ NOEXEC_STACK_BY_DEFAULT = frozenset({"aarch64", "riscv64", "loongarch64"})
 
 
 def check_loading(ctx: CheckContext) -> Iterator[Finding]:
+    musl = ctx.policy.libc == "musl"
     for elf in ctx.elves:
-        yield from _stack(elf)
+        yield from _stack(elf, musl)
         if elf.textrel:
             yield Finding(
                 "text-relocations", "warning", elf.path,
@@ -31,13 +32,23 @@ def check_loading(ctx: CheckContext) -> Iterator[Finding]:
         yield from _search_paths(ctx.model, elf)
 
 
-def _stack(elf: ElfInfo) -> Iterator[Finding]:
+def _stack(elf: ElfInfo, musl: bool) -> Iterator[Finding]:
     if not elf.exec_stack or elf.elf_type not in ("ET_DYN", "ET_EXEC"):
         return
     if not elf.gnu_stack and elf.arch in NOEXEC_STACK_BY_DEFAULT:
         return
     why = "PT_GNU_STACK asks for an executable stack" if elf.gnu_stack else "it has no PT_GNU_STACK header"
     library = elf.elf_type == "ET_DYN" and elf.interpreter is None
+    if library and musl:
+        yield Finding(
+            "executable-stack", "warning", elf.path, f"asks for an executable stack ({why})",
+            "find the object without a .note.GNU-stack section (assembly sources: add "
+            "`.section .note.GNU-stack,\"\",@progbits`) or drop -z execstack; link with -Wl,-z,noexecstack",
+            cause="needs an executable stack",
+            explanation="musl's loader ignores the request (it reads only PT_GNU_STACK's size), so the library "
+                        "loads, but code that really runs on the stack (GCC trampolines) would crash; the same "
+                        "build fails to load under glibc 2.41 and later.")
+        return
     yield Finding(
         "executable-stack", "error" if library else "warning", elf.path,
         f"needs an executable stack ({why})",
