@@ -102,6 +102,27 @@ def test_pieces_and_ranges_again(zipped, name, monkeypatch, inflater):
         assert len(stream._marks) > 10  # the ranges above came from checkpoints, not from the start
 
 
+@pytest.mark.parametrize("first", [0, 1, 3, 256])
+def test_head_reads_on_past_the_bytes_read_with_the_local_header(tmp_path, monkeypatch, first):
+    """The local header and the first compressed bytes come in one read; a head needing more (or a local
+    extra field longer than that read) reads on, and a member shorter than it does not read into the next."""
+    monkeypatch.setattr(member_stream, "_FIRST_DATA", first)
+    rng = random.Random(3)
+    data = bytes(rng.getrandbits(8) for _ in range(5000))  # incompressible: a head needs many compressed bytes
+    path = tmp_path / "heads.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        padded = zipfile.ZipInfo("padded.bin")
+        padded.compress_type = zipfile.ZIP_DEFLATED
+        padded.extra = (0xCAFE).to_bytes(2, "little") + (3000).to_bytes(2, "little") + bytes(3000)
+        zf.writestr(padded, data)
+        zf.writestr("tiny.bin", b"\x7fELF")
+        zf.writestr("after.bin", data)
+    for name, content in (("padded.bin", data), ("tiny.bin", b"\x7fELF"), ("after.bin", data)):
+        for size in (4, 256, 4096, 6000):
+            assert open_stream(path, name).head(size) == content[:size]
+        assert b"".join(open_stream(path, name)) == content
+
+
 def test_truncated_member_is_one_error(zipped, tmp_path, inflater):
     path, data = zipped
     cut = tmp_path / "cut.zip"

@@ -32,6 +32,7 @@ _READ = 1 << 16  # compressed bytes read at a time (64 KiB in: inflate's buffers
 _MIN_CHECKPOINT_GAP = 8 << 20
 _MAX_CHECKPOINTS = 256  # the gap grows on huge members: at most ~12 MB of saved states (twice that with rereads)
 _REREAD_GAP = 1 << 20  # checkpoints left by a reread, this far apart
+_FIRST_DATA = 256  # compressed bytes read with the local header: enough for most heads, in one read
 _FLAG_PATCHED, _FLAG_STRONG = 0x20, 0x40
 # What zipfile raises on a corrupt, truncated or unsupported member (a seek past 2**63, a name flagged
 # UTF-8 that is not, an unknown compression method, bad LZMA or bzip2 data)
@@ -49,7 +50,9 @@ class MemberStream:
     def __init__(self, path: str, fd: int, info: zipfile.ZipInfo, zip_file: zipfile.ZipFile | None = None) -> None:
         self.path, self.name, self.size = path, info.filename, info.file_size
         self._fd, self._info, self._zip = fd, info, zip_file
-        self._start = _data_start(path, fd, info)
+        # the local header and the first compressed bytes come in one read: a wheel of 12,000 members has
+        # each one's head read to find its ELF files
+        self._start, self._first = _data_start(path, fd, info)
         self._gap = max(_MIN_CHECKPOINT_GAP, info.file_size // _MAX_CHECKPOINTS)
         self._marks: list[int] = [0]  # output offsets of the checkpoints, ascending
         self._states: list[tuple[int, Any]] = [(0, None)]  # (compressed offset, decompressor copy)
@@ -86,14 +89,20 @@ class MemberStream:
         method = self._info.compress_type
         if method != zipfile.ZIP_DEFLATED:
             return b"".join(self.reread(0, size))[:size]
-        decompressor, out, in_at, want = _zlib.decompressobj(), b"", 0, 256
+        compressed = self._info.compress_size
+        decompressor, out, want = _zlib.decompressobj(), b"", 4 * max(_FIRST_DATA, 256)
+        data = self._first[:compressed]
+        in_at = len(data)
         try:
-            while len(out) < size and in_at < self._info.compress_size and not decompressor.eof:
-                data = self._pread(min(want, self._info.compress_size - in_at), self._start + in_at)
+            while len(out) < size and not decompressor.eof:
+                if data:
+                    out += decompressor.decompress(data, size - len(out))
+                if len(out) >= size or in_at >= compressed or decompressor.eof:
+                    break
+                data = self._pread(min(want, compressed - in_at), self._start + in_at)
                 if not data:
                     break
                 in_at += len(data)
-                out += decompressor.decompress(data, size - len(out))
                 want *= 4
         except _zlib.ERRORS as exc:
             raise self._error(f"(truncated or corrupt: {exc})", cannot_read=True) from None
@@ -208,19 +217,24 @@ class MemberStream:
         return BadWheelError(self.path, f"member {self.name!r} {problem}")
 
 
-def _data_start(path: str, fd: int, info: zipfile.ZipInfo) -> int:
-    """Where the member's data begins, after its local header, checked as zipfile checks it on open."""
+def _data_start(path: str, fd: int, info: zipfile.ZipInfo) -> tuple[int, bytes]:
+    """Where the member's data begins, after its local header, checked as zipfile checks it on open; and the
+    first (up to ``_FIRST_DATA``) bytes of the data, read with the header."""
     def bad(problem: str) -> BadWheelError:
         return BadWheelError(path, f"cannot read member {info.filename!r} (truncated or corrupt: {problem})")
 
     try:  # an offset past what a file position can hold raises OverflowError, not OSError
-        header = os.pread(fd, zf.LOCAL.size, info.header_offset)
-        if len(header) != zf.LOCAL.size:
+        # the local name is nearly always the central one, and its extra field short: read them all at once
+        guess = zf.LOCAL.size + len(info.orig_filename.encode("utf-8")) + len(info.extra) + _FIRST_DATA
+        chunk = os.pread(fd, guess, info.header_offset)
+        if len(chunk) < zf.LOCAL.size:
             raise bad("Truncated file header")
-        signature, _v, flags, _m, _t, _d, _c, _cs, _us, name_len, extra_len = zf.LOCAL.unpack(header)
+        signature, _v, flags, _m, _t, _d, _c, _cs, _us, name_len, extra_len = zf.LOCAL.unpack_from(chunk)
         if signature != zf.LOCAL_SIGNATURE:
             raise bad("Bad magic number for file header")
-        name = os.pread(fd, name_len, info.header_offset + zf.LOCAL.size)
+        name_end = zf.LOCAL.size + name_len
+        name = chunk[zf.LOCAL.size:name_end] if len(chunk) >= name_end or len(chunk) < guess else \
+            os.pread(fd, name_len, info.header_offset + zf.LOCAL.size)
     except (OSError, OverflowError, ValueError) as exc:
         raise bad(str(exc)) from None
     try:
@@ -233,5 +247,6 @@ def _data_start(path: str, fd: int, info: zipfile.ZipInfo) -> int:
         raise BadWheelError(path, f"member {info.filename!r} is encrypted")
     if info.flag_bits & _FLAG_PATCHED:
         raise bad("compressed patched data (flag bit 5)")
-    return info.header_offset + zf.LOCAL.size + name_len + extra_len
+    data_at = zf.LOCAL.size + name_len + extra_len
+    return info.header_offset + data_at, chunk[data_at:]
 
