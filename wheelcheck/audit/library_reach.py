@@ -89,13 +89,24 @@ def foreign_directories(model: WheelModel, needer: ElfInfo, soname: str) -> Fore
     return ForeignDirectories(needer.path, soname, tuple(dict.fromkeys(directories)), tuple(dict.fromkeys(owners)))
 
 
-@lru_cache(maxsize=4)
 def _shipped_directories(members: tuple[str, ...], data_dir: str, root_is_purelib: bool) -> list[str]:
     """The install directories of the members, sorted: made once per wheel, not once per finding (tensorflow
-    has 12,825 members and hundreds of libraries to ask about)."""
+    has 12,825 members and hundreds of libraries to ask about). Remembered by the identity of ``members``:
+    hashing 12,825 names for a cache key, once per finding, cost more than the lookups it saved."""
+    key = (id(members), data_dir, root_is_purelib)
+    cached = _SHIPPED.get(key)
+    if cached is not None and cached[0] is members:
+        return cached[1]
     model = WheelModel(filename="", name="", version="", tags=frozenset(), elves=(), members=members,
                        root_is_purelib=root_is_purelib, data_dir=data_dir)
-    return sorted({posixpath.dirname(model.install_path(m)) for m in members})
+    directories = sorted({posixpath.dirname(model.install_path(m)) for m in members})
+    if len(_SHIPPED) >= 4:
+        _SHIPPED.clear()
+    _SHIPPED[key] = (members, directories)  # members held: its id cannot be reused while the entry lives
+    return directories
+
+
+_SHIPPED: dict[tuple[int, str, bool], tuple[tuple[str, ...], list[str]]] = {}
 
 
 def _ships_in(sorted_dirs: list[str], directory: str) -> bool:

@@ -27,6 +27,8 @@ RATIO_FLOOR = 16 << 20  # small members may have any ratio
 MAX_LZMA_DICTIONARY = 256 << 20  # xz's largest preset uses 64 MiB; the decoder allocates what is claimed
 MAX_TEXT_SIZE = 64 << 20  # METADATA, WHEEL, RECORD: the largest real ones are a few MB
 SO_NAME = re.compile(r"\.so(\.\d+)*$")
+_DRIVE = re.compile(r"[A-Za-z]:")
+_SEPARATORS = re.compile(r"[/\\]")
 
 
 class WheelReader:
@@ -211,9 +213,9 @@ def _checked_members(path: str, zf: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
 
 
 def _name_problem(name: str) -> str | None:
-    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name):
+    if name.startswith(("/", "\\")) or _DRIVE.match(name):
         return "absolute path"
-    parts = re.split(r"[/\\]", name)
+    parts = _SEPARATORS.split(name)
     if ".." in parts:
         return "path escapes the wheel with '..'"
     if "\0" in name:
