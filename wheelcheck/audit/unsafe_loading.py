@@ -17,6 +17,8 @@ WORLD_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/shm", "/var/crash")
 # Architectures whose glibc assumes a non-executable stack when PT_GNU_STACK is missing
 # (DEFAULT_STACK_PERMS is PF_R|PF_W in sysdeps/{aarch64,riscv,loongarch}/stackinfo.h).
 NOEXEC_STACK_BY_DEFAULT = frozenset({"aarch64", "riscv64", "loongarch64"})
+_STACK_FIX = ("find the object without a .note.GNU-stack section (assembly sources: add "
+              "`.section .note.GNU-stack,\"\",@progbits`) or drop -z execstack; link with -Wl,-z,noexecstack")
 
 
 def check_loading(ctx: CheckContext) -> Iterator[Finding]:
@@ -42,8 +44,7 @@ def _stack(elf: ElfInfo, musl: bool) -> Iterator[Finding]:
     if library and musl:
         yield Finding(
             "executable-stack", "warning", elf.path, f"asks for an executable stack ({why})",
-            "find the object without a .note.GNU-stack section (assembly sources: add "
-            "`.section .note.GNU-stack,\"\",@progbits`) or drop -z execstack; link with -Wl,-z,noexecstack",
+            _STACK_FIX,
             cause="needs an executable stack",
             explanation="musl's loader ignores the request (it reads only PT_GNU_STACK's size), so the library "
                         "loads, but code that really runs on the stack (GCC trampolines) would crash; the same "
@@ -52,8 +53,7 @@ def _stack(elf: ElfInfo, musl: bool) -> Iterator[Finding]:
     yield Finding(
         "executable-stack", "error" if library else "warning", elf.path,
         f"needs an executable stack ({why})",
-        "find the object without a .note.GNU-stack section (assembly sources: add "
-        "`.section .note.GNU-stack,\"\",@progbits`) or drop -z execstack; link with -Wl,-z,noexecstack",
+        _STACK_FIX,
         cause="needs an executable stack",
         explanation="Since glibc 2.41 dlopen refuses to load it ('cannot enable executable stack'), and older "
                     "glibc makes the whole process's stack executable." if library
