@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 import signal
 
 import pytest
@@ -151,3 +152,5 @@ def test_analyses_made_as_the_wheel_is_read_are_those_made_after(build, tmp_path
     copies = tuple(replace(elf) for elf in model.elves)  # equal files, other objects: as a repair makes them
     replaced = replace(model, elves=copies)
     assert all(replaced.analysis_of(e) is None for e in copies)
+    again = pickle.loads(pickle.dumps(model))  # after a lookup: its index of ids must not travel
+    assert {elf.path: again.analysis_of(elf) for elf in again.elves} == after

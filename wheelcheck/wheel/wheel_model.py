@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from packaging.tags import Tag
@@ -42,7 +43,19 @@ class WheelModel:
 
     def analysis_of(self, elf: ElfInfo) -> Any:
         """What the scanner's caller made of ``elf`` as the wheel was read; None if nothing (or another file)."""
-        return next((analysis for file, analysis in self.analyses if file is elf), None)
+        found = self._analyses_by_id.get(id(elf))
+        return found[1] if found is not None and found[0] is elf else None
+
+    @cached_property
+    def _analyses_by_id(self) -> dict[int, tuple[ElfInfo, Any]]:
+        """``analyses`` indexed once, so that asking for every file's costs one pass, not one per file. The
+        file is kept with its analysis and compared by identity: an id is only an address."""
+        return {id(file): (file, analysis) for file, analysis in self.analyses}
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_analyses_by_id", None)  # ids mean nothing in another process: rebuilt there on demand
+        return state
 
     @property
     def platforms(self) -> list[str]:
