@@ -22,7 +22,7 @@ _STACK_FIX = ("find the object without a .note.GNU-stack section (assembly sourc
 
 
 def check_loading(ctx: CheckContext) -> Iterator[Finding]:
-    musl = ctx.policy.libc == "musl"
+    musl = ctx.libc == "musl"  # the libc of the files judged: musl ignores what PT_GNU_STACK asks
     for elf in ctx.elves:
         yield from _stack(elf, musl)
         if elf.textrel:
