@@ -26,6 +26,7 @@ from wheelcheck.compat.installed_layout import Placed
 from wheelcheck.compat.load_simulation import FOUND, LoadTree
 from wheelcheck.compat.nearest_symbol import KeyIndex, Nearest, nearest_symbol
 from wheelcheck.symbols.mangling import lead
+from wheelcheck.elf.elf_info import mask_and
 
 __all__ = ["Unbound", "BadVersion", "Binding", "bind_symbols"]
 
@@ -71,7 +72,7 @@ def _references(placed: Placed) -> list[tuple[str, str | None, str | None]]:
     st = placed.elf.symtab
     if not len(st):
         return []
-    wanted = bytes(a & b for a, b in zip(st.undefined_mask(), st.info.translate(_STRONG_UNDEFINED)))
+    wanted = mask_and(st.undefined_mask(), st.info.translate(_STRONG_UNDEFINED))
     versions = st.version_names
     return [(n, *versions[v]) for n, v in zip(compress(st.names, wanted), compress(st.version_index, wanted)) if n]
 

@@ -9,7 +9,7 @@ from itertools import compress
 from typing import NamedTuple
 from collections.abc import Iterable
 
-__all__ = ["ElfInfo", "Symbol", "SymbolTable", "VersionNeed", "EXPORT_BINDS", "EXPORT_VISIBILITIES"]
+__all__ = ["ElfInfo", "Symbol", "SymbolTable", "VersionNeed", "EXPORT_BINDS", "EXPORT_VISIBILITIES", "mask_and"]
 
 EXPORT_BINDS = frozenset({"GLOBAL", "WEAK", "GNU_UNIQUE"})
 EXPORT_VISIBILITIES = frozenset({"DEFAULT", "PROTECTED"})
@@ -58,7 +58,7 @@ _UNDEFINED = bytes([1]) + bytes(255)  # the defined column (0/1) -> 1 where unde
 _NOT_WEAK = bytes(0 if b >> 4 == 2 else 1 for b in range(256))  # st_info -> 0 for STB_WEAK
 
 
-def _and(a: bytes, b: bytes) -> bytes:
+def mask_and(a: bytes, b: bytes) -> bytes:
     """The AND of two equal-length 0/1 byte strings, as one big-integer operation."""
     return (int.from_bytes(a, "little") & int.from_bytes(b, "little")).to_bytes(len(a), "little")
 
@@ -92,8 +92,8 @@ class SymbolTable:
 
     def export_mask(self) -> bytes:
         """1 per exported symbol (see ``export_indices``), 0 per other: a column to ``compress`` others with."""
-        mask = _and(self.defined.translate(_ONE_IF_SET), self.other.translate(_EXPORT_VISIBILITY))
-        return _and(mask, self.info.translate(_EXPORT_BIND))
+        mask = mask_and(self.defined.translate(_ONE_IF_SET), self.other.translate(_EXPORT_VISIBILITY))
+        return mask_and(mask, self.info.translate(_EXPORT_BIND))
 
     def export_names(self) -> list[str]:
         """Names of the exported symbols, in table order (see ``export_indices``), cut out at C speed."""
@@ -101,7 +101,7 @@ class SymbolTable:
 
     def unique_export_names(self) -> list[str]:
         """Names of the exported STB_GNU_UNIQUE symbols, in table order."""
-        return list(compress(self.names, _and(self.export_mask(), self.info.translate(_UNIQUE_BIND)))) \
+        return list(compress(self.names, mask_and(self.export_mask(), self.info.translate(_UNIQUE_BIND)))) \
             if self.names else []
 
     def undefined_mask(self) -> bytes:
@@ -110,7 +110,7 @@ class SymbolTable:
 
     def strong_undefined_mask(self) -> bytes:
         """1 per undefined symbol that is not an STB_WEAK reference, 0 per other."""
-        return _and(self.undefined_mask(), self.info.translate(_NOT_WEAK))
+        return mask_and(self.undefined_mask(), self.info.translate(_NOT_WEAK))
 
     def undefined_names(self, *, strong_only: bool = False) -> frozenset[str]:
         """Names of undefined symbols (strong_only: leave out STB_WEAK references)."""
