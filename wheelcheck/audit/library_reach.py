@@ -54,8 +54,11 @@ def shipped_copies(elves: list[ElfInfo]) -> dict[str, list[ElfInfo]]:
 
 def unreached(model: WheelModel, needer: ElfInfo, soname: str,
               copies: dict[str, list[ElfInfo]]) -> Unreached | None:
-    """The wheel's own copy of ``soname`` that ``needer`` does not find, or None when it ships none."""
-    candidates = [c for c in copies.get(soname, ()) if c.path != needer.path and _same_machine(c, needer)]
+    """The wheel's own copy of ``soname`` that ``needer`` does not find, or None when it ships none. Only a file
+    of that name counts: the loader searches directories for the file name, so no path reaches a copy whose
+    soname alone matches (``misnamed`` explains those)."""
+    candidates = [c for c in copies.get(soname, ()) if c.path != needer.path and _same_machine(c, needer)
+                  and posixpath.basename(c.path) == soname]
     if not candidates:
         return None
     home = posixpath.dirname(model.install_path(needer.path))
@@ -125,7 +128,18 @@ def why_missing(model: WheelModel, needer: ElfInfo | None, soname: str,
              "vendor it with `wheelcheck repair`, or --exclude it if the system or another wheel provides it")
     if needer is None:
         return plain
+    odd = _not_a_library(model, soname)
+    if odd is not None:
+        member, what = odd
+        return (f"needs {soname}; the wheel ships {member} by that name, but {what}",
+                f"ship the library itself as {member} (a copy: wheels cannot carry links), or link against the "
+                f"name its file has")
     found = unreached(model, needer, soname, copies)
+    if found is None and (misnamed := _misnamed(needer, soname, copies)) is not None:
+        return (f"needs {soname}; the wheel ships a library of that soname as {misnamed}, but the loader looks "
+                f"for a file named {soname}",
+                f"ship it as {posixpath.dirname(misnamed) + '/' if '/' in misnamed else ''}{soname} (a copy: "
+                f"wheels cannot carry links)")
     if found is not None:
         what = f"needs {soname}; the wheel ships {found.shipped}, but {found.searched} does not reach it"
         if found.entry is None and not _in_site_packages(posixpath.dirname(model.install_path(found.shipped))):
@@ -144,6 +158,24 @@ def why_missing(model: WheelModel, needer: ElfInfo | None, soname: str,
                 f"if {owners} provides it, accept it with --exclude '{soname}' (the loader finds it there "
                 f"once {owners} is installed); otherwise vendor it with `wheelcheck repair`")
     return plain
+
+
+def _not_a_library(model: WheelModel, soname: str) -> tuple[str, str] | None:
+    """A member named ``soname`` that installs as no library: a link (pip writes a file holding its target's
+    path) or a file without ELF magic; (member, what it is)."""
+    for member, target in model.links:
+        if posixpath.basename(member) == soname:
+            return member, f"as a symbolic link to {target!r}, which installers write as a regular file holding that path"
+    for member, what in model.not_elf_libraries:
+        if posixpath.basename(member) == soname:
+            return member, f"it holds {what}"
+    return None
+
+
+def _misnamed(needer: ElfInfo, soname: str, copies: dict[str, list[ElfInfo]]) -> str | None:
+    """A shipped library whose soname is ``soname`` under another file name, which no directory search finds."""
+    named = [c.path for c in copies.get(soname, ()) if c.path != needer.path and _same_machine(c, needer)]
+    return min(named) if named else None
 
 
 def _in_site_packages(directory: str) -> bool:

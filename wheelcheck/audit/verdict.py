@@ -51,6 +51,7 @@ def judge(model: WheelModel, options: AuditOptions) -> WheelReport:
 def assess(model: WheelModel, options: AuditOptions) -> Judgement:
     report = WheelReport(filename=model.filename, claimed_tags=[t for t in model.platforms])
     _check_record(model, report)
+    report.findings += _odd_members(model)
     if not model.elves:
         report.pure = True
         report.passed = not reaches(report.findings, options.fail_on)
@@ -237,6 +238,23 @@ def _file_report(elf: ElfInfo, facts: Mapping[str, Any]) -> FileReport:
         runpath=list(elf.runpath), is_extension=elf.is_extension, versioned_symbols=elf.versioned_symbols(),
         isa_level=elf.isa_level, exported_symbols=exposure.get("exports", 0), cxx_abi=facts.get("cxx_abi"),
         exposure=facts.get("exposure"), runtime_libraries=list(facts.get("runtime_libraries", ())))
+
+
+def _odd_members(model: WheelModel) -> list[Finding]:
+    """Members installers write other than they look: links, and libraries that hold no ELF file."""
+    findings = [Finding(
+        "symlink-member", "warning", member,
+        f"is stored as a symbolic link to {target!r}: installers write it as a regular file holding that path",
+        "store the file itself under this name, or drop the link (the loader finds a library by the name "
+        "in DT_NEEDED, which its soname gives)",
+        cause="is stored as a symbolic link")
+        for member, target in model.links]
+    findings += [Finding(
+        "not-elf-library", "warning", member, f"is named like a shared library but holds {what}",
+        "remove it or rename it, or ship the library built for this platform",
+        cause="is named like a shared library but holds no ELF file")
+        for member, what in model.not_elf_libraries]
+    return findings
 
 
 def _check_record(model: WheelModel, report: WheelReport) -> None:

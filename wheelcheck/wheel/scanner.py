@@ -41,11 +41,25 @@ PROGRESS_STEP = 32 << 20  # within a large member, progress moves at least this 
 # GNU ld scripts named like libraries (intel-cmplr-lib-rt's libintlc.so is "INPUT (libintlc.so.5)"): only the
 # link editor reads them, the loader never does, so they are not the wheel's ELF files and not bad input
 _LINKER_SCRIPT_STARTS = (b"/* GNU ld script", b"INPUT", b"GROUP", b"OUTPUT_FORMAT", b"SEARCH_DIR")
+_MACH_O = frozenset({b"\xfe\xed\xfa\xce", b"\xfe\xed\xfa\xcf", b"\xce\xfa\xed\xfe", b"\xcf\xfa\xed\xfe",
+                     b"\xca\xfe\xba\xbe"})  # 32/64-bit either byte order, and universal (fat) files
+_LINK_MAX = 4096  # PATH_MAX: the most of a link member's target that is read
 
 
 def _is_linker_script(head: bytes) -> bool:
     text = head.lstrip()
     return text.startswith(_LINKER_SCRIPT_STARTS) and b"\0" not in head
+
+
+def _what_it_holds(head: bytes) -> str:
+    """What a member named like a shared library holds instead of an ELF file, from its first bytes."""
+    if not head:
+        return "nothing (it is empty)"
+    if head[:4] in _MACH_O:
+        return "a Mach-O file (macOS)"
+    if head[:2] == b"MZ":
+        return "a Windows PE file"
+    return f"no ELF file (it starts with {head[:16]!r})"
 
 
 # progress(done, total): bytes of ELF members summarised so far, out of all; called from this process only
@@ -81,15 +95,22 @@ def scan_reader(reader: WheelReader, jobs: int | None = None, progress: Progress
     wheel_meta = HeaderParser().parsestr(reader.metadata_text("WHEEL") or "")
     metadata = HeaderParser().parsestr(reader.metadata_text("METADATA") or "")
     record = reader.record()
-    candidates = []
+    candidates, not_elf, links = [], [], []
     for member in reader.members:
         name = member.filename
+        if name in reader.links:
+            target = reader.head(name, _LINK_MAX)
+            if not is_elf(target):  # an ELF file stored with a link's mode is installed as that file
+                links.append((name, target.decode("utf-8", "replace")))
+                continue
         if name.startswith(dist_info + "/"):
             continue
         if member.file_size >= 4 and is_elf(reader.head(name)):
             candidates.append(member)
-        elif looks_like_shared_object(name) and not _is_linker_script(reader.head(name, 256)):
-            raise BadElfError(f"{reader.path}:{name}", "named like a shared object but is not an ELF file")
+        elif looks_like_shared_object(name):
+            head = reader.head(name, 256)
+            if not _is_linker_script(head):
+                not_elf.append((name, _what_it_holds(head)))
     results = _summarize_all(reader, candidates, [record.algorithm(m.filename) for m in candidates],
                              jobs or default_jobs(), _Tally(candidates, progress), analyse)
     elves, problems = [], []
@@ -112,6 +133,8 @@ def scan_reader(reader: WheelReader, jobs: int | None = None, progress: Progress
         data_dir=reader.data_dir(),
         requires_dist=tuple(metadata.get_all("Requires-Dist") or ()),
         record_problems=tuple(problems),
+        not_elf_libraries=tuple(not_elf),
+        links=tuple(links),
         analyses=tuple(analyses),
     )
 

@@ -37,6 +37,9 @@ class WheelModel:
     data_dir: str = ""
     requires_dist: tuple[str, ...] = ()
     record_problems: tuple[tuple[str, str], ...] = field(default=())  # (member, problem)
+    # members named like shared libraries (GNU ld scripts aside) that hold no ELF file: (member, what they hold)
+    not_elf_libraries: tuple[tuple[str, str], ...] = ()
+    links: tuple[tuple[str, str], ...] = ()  # members stored as symbolic links: (member, the target path they hold)
     # (file, what the scanner's caller made of it as it was read): paired with the very ElfInfo, so that a
     # model whose files were replaced (repair's) never lends a file another's analysis
     analyses: tuple[tuple[ElfInfo, Any], ...] = field(default=(), repr=False, compare=False)

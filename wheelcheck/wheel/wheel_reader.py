@@ -45,6 +45,9 @@ class WheelReader:
             raise BadWheelError(str(path), f"not a wheel filename ({exc})") from None
         self._zip = _open_zip(self.path)
         self.members = _checked_members(str(path), self._zip)
+        # members a Unix zip tool stored as symbolic links (their data is the target's path); installers write
+        # them as regular files holding that path, and so are they read here: never followed
+        self.links = frozenset(m.filename for m in self.members if _is_link(m))
         self.entries = self._zip.infolist()  # every entry, directories too, in central-directory order
         self.comment = self._zip.comment
         self._by_name = {m.filename: m for m in self.members}
@@ -194,9 +197,6 @@ def _checked_members(path: str, zf: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
         if name in seen:
             raise BadWheelError(path, f"member {name!r} appears twice")
         seen.add(name)
-        mode = info.external_attr >> 16
-        if info.create_system == 3 and stat.S_ISLNK(mode):
-            raise BadWheelError(path, f"member {name!r} is a symbolic link (wheels cannot carry links)")
         if info.flag_bits & FLAG_ENCRYPTED:
             raise BadWheelError(path, f"member {name!r} is encrypted (installers cannot read it)")
         if info.file_size > MAX_MEMBER_SIZE:
@@ -210,6 +210,10 @@ def _checked_members(path: str, zf: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
         if not name.endswith("/"):
             members.append(info)
     return members
+
+
+def _is_link(info: zipfile.ZipInfo) -> bool:
+    return info.create_system == 3 and stat.S_ISLNK(info.external_attr >> 16)
 
 
 def _name_problem(name: str) -> str | None:

@@ -1,0 +1,190 @@
+"""Members installers write other than they look: links, and files named like libraries that hold no ELF.
+
+Built with gcc, audited, compared with auditwheel, pip-installed and imported. pip writes a link member as a
+regular file holding the target's path, so:
+
+- a link nothing loads by its name (``libalpha.so`` beside ``libalpha.so.1``) is a warning; the wheel
+  installs and imports, and gets auditwheel's tag;
+- a link some file needs by its name is no library: that file's need is external (the wheel fails its
+  claimed tag), and the installed wheel really does not import;
+- a Mach-O, empty or text member named ``.so`` is a warning, not bad input: auditwheel skips it.
+"""
+from __future__ import annotations
+
+import stat
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.repair_scenario import EXT_SUFFIX, python_tag
+from tests.fixtures.sources import extension_source
+from tests.fixtures.wheels import build_wheel
+from tests.helpers import audit_one, auditwheel_show, by_rule, make_venv, pip_install, run_cli
+
+USE_ALPHA = dict(body_c="    return alpha_value();", prelude="extern int alpha_value(void);\n")
+ALPHA_TIMES = 42  # alpha_value() = beta_value() * 6
+HOSTILE_TARGET = "../../../../etc/passwd"
+
+
+def _as_links(*names: str):
+    """``before_close`` for build_wheel: store ``names`` with a symbolic link's mode, as `zip --symlinks` does."""
+    def mark(zf: zipfile.ZipFile) -> None:
+        for name in names:
+            info = zf.getinfo(name)
+            info.create_system = 3
+            info.external_attr = (stat.S_IFLNK | 0o777) << 16
+    return mark
+
+
+def _call(python: Path, module: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([str(python), "-c", f"import {module} as m; print(m.call())"], capture_output=True,
+                          text=True, cwd=cwd, timeout=120, env={"PATH": "/usr/bin:/bin"})
+
+
+@pytest.fixture(scope="module")
+def dev_link(build, tmp_path_factory) -> Path:
+    """``pkg/lib/libalpha.so`` is a link to ``libalpha.so.1``, which the extension needs by its soname."""
+    alpha, beta = build.alpha_beta()
+    ext = build.compile_c(extension_source("_linked", **USE_ALPHA), "_linked.so", libs=(alpha,),
+                          flags=("-Wl,-rpath,$ORIGIN/lib", "-Wl,--disable-new-dtags"))
+    tag = python_tag()
+    return build_wheel(tmp_path_factory.mktemp("devlink"), "devlink", "1.0", f"{tag}-{tag}-linux_x86_64", {
+        "pkg/__init__.py": b"",
+        f"pkg/_linked{EXT_SUFFIX}": ext,
+        "pkg/lib/libalpha.so.1": alpha,
+        "pkg/lib/libbeta.so.1": beta,
+        "pkg/lib/libalpha.so": b"libalpha.so.1",
+        "pkg/lib/escape.so": HOSTILE_TARGET.encode(),
+    }, before_close=_as_links("pkg/lib/libalpha.so", "pkg/lib/escape.so"))
+
+
+def test_a_link_nothing_loads_is_a_warning_and_the_tag_is_auditwheels(dev_link):
+    report = audit_one(dev_link)
+    assert report.error is None and report.passed
+    links = {f.file: f for f in by_rule(report, "symlink-member")}
+    assert set(links) == {"pkg/lib/libalpha.so", "pkg/lib/escape.so"}
+    assert all(f.severity == "warning" for f in links.values())
+    assert "'libalpha.so.1'" in links["pkg/lib/libalpha.so"].message
+    assert repr(HOSTILE_TARGET) in links["pkg/lib/escape.so"].message  # quoted, never followed
+    assert sorted(f.path for f in report.files) == [f"pkg/_linked{EXT_SUFFIX}", "pkg/lib/libalpha.so.1",
+                                                    "pkg/lib/libbeta.so.1"]
+    assert not by_rule(report, "not-elf-library")  # the link's own finding says it all
+    theirs = auditwheel_show(dev_link)
+    assert report.deserved_tag == theirs["overall_tag"] and not theirs["external_libs"]
+
+
+def test_pip_writes_the_link_as_a_file_holding_its_target_and_the_wheel_imports(dev_link, tmp_path):
+    """What the finding says installers do, checked on pip itself."""
+    python = make_venv(tmp_path / "venv")
+    installed = pip_install(python, dev_link)
+    assert installed.returncode == 0, installed.stderr
+    (site,) = (tmp_path / "venv" / "lib").glob("python*/site-packages")
+    link = site / "pkg" / "lib" / "libalpha.so"
+    assert not link.is_symlink() and link.read_bytes() == b"libalpha.so.1"
+    assert (site / "pkg" / "lib" / "escape.so").read_bytes() == HOSTILE_TARGET.encode()
+    proc = _call(python, "pkg._linked", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == str(ALPHA_TIMES)
+
+
+@pytest.fixture(scope="module")
+def needed_link(build, tmp_path_factory) -> Path:
+    """The extension needs ``libalpha.so`` (the library's soname), shipped only as a link to the real file."""
+    _, beta = build.alpha_beta()
+    from tests.fixtures.sources import LIBALPHA_SRC
+
+    alpha = build.compile_c(LIBALPHA_SRC, "libalpha.so", flags=("-Wl,-soname,libalpha.so",), libs=(beta,))
+    ext = build.compile_c(extension_source("_needs", **USE_ALPHA), "_needs.so", libs=(alpha,),
+                          flags=("-Wl,-rpath,$ORIGIN/lib", "-Wl,--disable-new-dtags"))
+    tag = python_tag()
+    return build_wheel(tmp_path_factory.mktemp("neededlink"), "neededlink", "1.0",
+                       f"{tag}-{tag}-manylinux_2_17_x86_64", {
+                           "pkg/__init__.py": b"",
+                           f"pkg/_needs{EXT_SUFFIX}": ext,
+                           "pkg/lib/libalpha.so.1": alpha,
+                           "pkg/lib/libbeta.so.1": beta,
+                           "pkg/lib/libalpha.so": b"libalpha.so.1",
+                       }, before_close=_as_links("pkg/lib/libalpha.so"))
+
+
+def test_a_link_a_file_needs_by_its_name_leaves_that_need_external(needed_link, tmp_path):
+    report = audit_one(needed_link)
+    assert not report.passed and report.deserved_tag == "linux_x86_64"
+    (external,) = [f for f in by_rule(report, "external-library") if f.file == f"pkg/_needs{EXT_SUFFIX}"]
+    assert external.message == ("needs libalpha.so; the wheel ships pkg/lib/libalpha.so by that name, but as a "
+                                "symbolic link to 'libalpha.so.1', which installers write as a regular file "
+                                "holding that path → linux at best")
+    assert "a copy" in external.hint
+    assert [f.file for f in by_rule(report, "symlink-member")] == ["pkg/lib/libalpha.so"]
+    # the control: installed, the loader finds the text file pip wrote and the import fails
+    python = make_venv(tmp_path / "venv")
+    assert pip_install(python, needed_link).returncode == 0
+    proc = _call(python, "pkg._needs", tmp_path)
+    assert proc.returncode != 0 and "libalpha.so" in proc.stderr
+
+
+MACH_O = b"\xcf\xfa\xed\xfe" + bytes(60)
+
+
+@pytest.fixture(scope="module")
+def not_elf(build, tmp_path_factory) -> Path:
+    tag = python_tag()
+    ext = build.compile_c(extension_source("_real"), "_real.so")
+    return build_wheel(tmp_path_factory.mktemp("notelf"), "notelf", "1.0", f"{tag}-{tag}-linux_x86_64", {
+        "pkg/__init__.py": b"",
+        f"pkg/_real{EXT_SUFFIX}": ext,
+        "pkg/darwin/_real.cpython-311-darwin.so": MACH_O,
+        "pkg/placeholder.so": b"",
+        "pkg/notes.so.1": b"just some text\n",
+        "pkg/libintlc.so": b"INPUT (libintlc.so.5)\n",  # a GNU ld script: only the link editor reads it
+    })
+
+
+def test_files_named_like_libraries_that_hold_no_elf_are_warnings(not_elf):
+    proc = run_cli("audit", not_elf)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = audit_one(not_elf)
+    found = {f.file: f.message for f in by_rule(report, "not-elf-library")}
+    assert found == {
+        "pkg/darwin/_real.cpython-311-darwin.so": "is named like a shared library but holds a Mach-O file (macOS)",
+        "pkg/placeholder.so": "is named like a shared library but holds nothing (it is empty)",
+        "pkg/notes.so.1": "is named like a shared library but holds no ELF file (it starts with b'just some text\\n')",
+    }
+    assert all(f.severity == "warning" for f in by_rule(report, "not-elf-library"))
+    assert [f.path for f in report.files] == [f"pkg/_real{EXT_SUFFIX}"]
+    assert report.deserved_tag == auditwheel_show(not_elf)["overall_tag"]
+
+
+def test_a_wheel_whose_only_library_holds_no_elf_is_pure_with_the_warning(tmp_path):
+    wheel = build_wheel(tmp_path, "onlytext", "1.0", "py3-none-any", {"pkg/_mod.so": b"not a library\n"})
+    report = audit_one(wheel)
+    assert report.pure and report.passed and report.error is None
+    assert [f.file for f in by_rule(report, "not-elf-library")] == ["pkg/_mod.so"]
+
+
+def test_a_copy_found_by_its_soname_only_is_named_as_misnamed(build, tmp_path):
+    """The loader searches directories for the file name: a shipped libalpha.so.1 whose soname is libalpha.so
+    is not what a file needing libalpha.so finds, and no RUNPATH entry changes that (the finding used to
+    suggest one)."""
+    _, beta = build.alpha_beta()
+    from tests.fixtures.sources import LIBALPHA_SRC
+
+    alpha = build.compile_c(LIBALPHA_SRC, "libalpha.so", flags=("-Wl,-soname,libalpha.so",), libs=(beta,))
+    ext = build.compile_c(extension_source("_needs", **USE_ALPHA), "_needs.so", libs=(alpha,),
+                          flags=("-Wl,-rpath,$ORIGIN/lib", "-Wl,--disable-new-dtags"))
+    tag = python_tag()
+    wheel = build_wheel(tmp_path, "misnamed", "1.0", f"{tag}-{tag}-linux_x86_64", {
+        "pkg/__init__.py": b"", f"pkg/_needs{EXT_SUFFIX}": ext,
+        "pkg/lib/libalpha.so.1": alpha, "pkg/lib/libbeta.so.1": beta})
+    report = audit_one(wheel)
+    (external,) = [f for f in by_rule(report, "external-library") if f.file == f"pkg/_needs{EXT_SUFFIX}"]
+    assert external.message == ("needs libalpha.so; the wheel ships a library of that soname as "
+                                "pkg/lib/libalpha.so.1, but the loader looks for a file named libalpha.so → linux at best")
+    assert external.hint.startswith("ship it as pkg/lib/libalpha.so ")
+    assert auditwheel_show(wheel)["overall_tag"] == report.deserved_tag == "linux_x86_64"
+    python = make_venv(tmp_path / "venv")
+    assert pip_install(python, wheel).returncode == 0
+    proc = _call(python, "pkg._needs", tmp_path)
+    assert proc.returncode != 0 and "libalpha.so" in proc.stderr
