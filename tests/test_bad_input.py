@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import zipfile
+
 import pytest
 
 from tests.fixtures import wheels
@@ -51,6 +53,21 @@ def test_record_mismatch_is_a_finding_not_an_error(tmp_path):
     proc = run_cli("audit", "--format", "json", wheel)
     assert proc.returncode == 1, proc.stderr
     assert '"rule": "record-hash"' in proc.stdout
+
+
+def test_record_hash_with_base64_padding_matches(tmp_path):
+    """Some tools write the digest with its base64 padding ('='); the hash is the same, pip installs the wheel."""
+    with zipfile.ZipFile(AUDITWHEEL_BUNDLED / "glibc/testsimple-0.0.1-cp313-cp313-linux_x86_64.whl") as zf:
+        ext = next(zf.read(n) for n in zf.namelist() if n.endswith(".so"))
+    padded = wheels.record_hash(ext) + "="
+    assert len(padded.partition("=")[2]) == 44  # 32 bytes: 43 base64 characters and one "=" of padding
+    wheel = wheels.build_wheel(tmp_path, "padded", "1.0", wheels.TAG, {wheels.EXT_NAME: ext},
+                               record_override={wheels.EXT_NAME: (padded, len(ext))})
+    proc = run_cli("audit", "--format", "json", wheel)
+    assert '"rule": "record-hash"' not in proc.stdout
+    broken = wheels.build_wheel(tmp_path / "broken", "padded", "1.0", wheels.TAG, {wheels.EXT_NAME: ext},
+                                record_override={wheels.EXT_NAME: (padded[:-2] + "A=", len(ext))})
+    assert '"rule": "record-hash"' in run_cli("audit", "--format", "json", broken).stdout
 
 
 def test_unknown_plat_is_usage_error():
