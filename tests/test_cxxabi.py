@@ -208,3 +208,22 @@ def test_an_overload_is_not_taken_for_the_other_abis_counterpart(build, tmp_path
     w = one(wheel)
     assert w.cxx_abi == "mixed"  # both files are classified: the check did look for counterparts
     assert not by_rule(w, "cxx-abi-mismatch")
+
+
+# What gcc-toolset's libstdc++_nonshared.a leaves in a new-ABI file: std::logic_error's move constructor keeps the
+# message in a reference-counted string under either ABI, and references its empty representation. The
+# reference is made here by name; the file's own interface is new-ABI.
+COW_REFERENCE_SRC = r"""
+#include <string>
+extern char cow_empty_rep[] __asm__("_ZNSs4_Rep20_S_empty_rep_storageE");
+extern "C" void *cow_empty(void) { return cow_empty_rep; }
+std::string abi_join(const std::string &a, const std::string &b) { return a + "/" + b; }
+"""
+
+
+def test_the_exception_classes_cow_string_is_not_the_old_abi(build, tmp_path):
+    lib = build.compile_c(COW_REFERENCE_SRC, "libcowref.so", cxx=True, flags=abi_flag(1))
+    assert "_ZNSs4_Rep20_S_empty_rep_storageE" in dynamic_names(lib)  # the reference the toolchain leaves
+    w = one(build_wheel(tmp_path, "cowref", "1.0", TAG, {"pkg/libcowref.so": lib}))
+    assert w.files[0].cxx_abi["abi"] == "new" and w.files[0].cxx_abi["old_count"] == 0
+    assert not by_rule(w, "cxx-abi-mixed")

@@ -27,6 +27,11 @@ __all__ = ["CxxAbi", "classify", "classify_tagged", "interface", "abi_tagged", "
 _EXAMPLES = 3
 _OLD_CONFIRM_LIMIT = 5000  # old-ABI candidates confirmed by tokenizing, at most, per file
 # std:: members, the runtime and __gnu_cxx: their definitions come from libstdc++, never from a sibling file
+# Not evidence of the old ABI: std::logic_error and kin keep their message in a reference-counted string under
+# either ABI (__cow_string), and their move constructors (GLIBCXX_3.4.26), which gcc-toolset links in from
+# libstdc++_nonshared.a, reference its empty representation. pyarrow, onnx, shapely, torchao import it and nothing
+# else of the old ABI.
+_COW_STRING_INTERNALS = frozenset({"_ZNSs4_Rep20_S_empty_rep_storageE"})
 _STD_PREFIXES = ("_ZNSt", "_ZNKSt", "_ZSt", "_ZNSs", "_ZNKSs", "_ZNSb", "_ZNKSb", "_ZTISt", "_ZTSSt", "_ZTVSt",
                  "_ZTINSt", "_ZTSNSt", "_ZTVNSt", "_ZN9__gnu_cxx", "_ZNK9__gnu_cxx", "_ZN10__cxxabiv1",
                  "_ZTVN10__cxxabiv1", "_ZNSi", "_ZNSo", "_ZNSd", "_ZNKSi", "_ZNKSo", "_ZGVNSt")
@@ -75,7 +80,8 @@ def classify_tagged(tagged: list[str]) -> CxxAbi:
     """The ABI of a file whose ABI-tagged names (``abi_tagged``: exports first, so that examples show the
     file's own interface before what it uses from libstdc++) are ``tagged``."""
     new = [n for n in tagged if "cxx11" in n and has_new_abi(n)]
-    hinted = [n for n in tagged if "cxx11" not in n]  # these matched OLD_HINT: the tokenizer confirms them
+    # these matched OLD_HINT: the tokenizer confirms them
+    hinted = [n for n in tagged if "cxx11" not in n and n not in _COW_STRING_INTERNALS]
     old = [n for n in hinted[:_OLD_CONFIRM_LIMIT] if has_old_abi(n)]
     abi = {(False, False): "none", (True, False): "old", (False, True): "new", (True, True): "mixed"}[
         (bool(old), bool(new))]
