@@ -94,6 +94,14 @@ def pip_install(python: Path, wheel: Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)
 
 
+def import_and_call(python: Path, module: str, cwd: Path) -> subprocess.CompletedProcess:
+    """``import module; print(module.call())`` with the venv's ``python``, no LD_LIBRARY_PATH or PYTHONPATH
+    inherited: what the loader finds is what the wheel installed."""
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "PYTHONPATH")}
+    return subprocess.run([str(python), "-c", f"import {module} as m; print(m.call())"], capture_output=True,
+                          text=True, cwd=cwd, env=env, timeout=120)
+
+
 def audit_one(wheel, **kw):
     """The WheelReport of one wheel, through the Python API."""
     from wheelcheck import audit

@@ -19,21 +19,13 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.repair_scenario import EXT_SUFFIX, python_tag
-from tests.fixtures.sources import extension_source
+from tests.fixtures.sources import ALPHA_TIMES, USE_ALPHA, extension_source
 from tests.fixtures.wheels import build_wheel, dist_info
-from tests.helpers import audit_one, auditwheel_show, by_rule, make_venv, pip_install, repair_json
-
-USE_ALPHA = dict(body_c="    return alpha_value();", prelude="extern int alpha_value(void);\n")
-ALPHA_TIMES = 42  # alpha_value() = beta_value() * 6 = 42
+from tests.helpers import audit_one, auditwheel_show, by_rule, import_and_call, make_venv, pip_install, repair_json
 
 
 def _clean_env() -> dict:
     return {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "PYTHONPATH")}
-
-
-def _call(python: Path, module: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([str(python), "-c", f"import {module} as m; print(m.call())"], capture_output=True,
-                          text=True, cwd=cwd, env=_clean_env(), timeout=120)
 
 
 def _metadata(name: str, requires: tuple[str, ...] = ()) -> bytes:
@@ -85,7 +77,7 @@ def test_repair_reaches_the_shipped_copy_and_the_wheel_imports(unreachable, tmp_
     python = make_venv(tmp_path / "venv")
     installed = pip_install(python, repaired)
     assert installed.returncode == 0, installed.stderr
-    proc = _call(python, "pkg._reach", tmp_path)
+    proc = import_and_call(python, "pkg._reach", tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == str(ALPHA_TIMES)
 
@@ -94,7 +86,7 @@ def test_the_unrepaired_wheel_does_not_import(unreachable, tmp_path):
     """The control: the loader really does not find the shipped copy, so the finding is not a false alarm."""
     python = make_venv(tmp_path / "venv")
     assert pip_install(python, unreachable).returncode == 0
-    proc = _call(python, "pkg._reach", tmp_path)
+    proc = import_and_call(python, "pkg._reach", tmp_path)
     assert proc.returncode != 0 and "libalpha.so.1" in proc.stderr
 
 
@@ -136,7 +128,7 @@ def test_foreign_library_loads_from_the_required_distribution(plugin_and_host, t
     for wheel in (host, plugin):
         proc = pip_install(python, wheel)
         assert proc.returncode == 0, proc.stderr
-    proc = _call(python, "plugin._plug", tmp_path)
+    proc = import_and_call(python, "plugin._plug", tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == str(ALPHA_TIMES)
 
@@ -161,7 +153,7 @@ def test_elf_in_purelib_installs_and_imports(purelib, tmp_path):
     python = make_venv(tmp_path / "venv")
     proc = pip_install(python, purelib)
     assert proc.returncode == 0, proc.stderr
-    proc = _call(python, "purebin._pure", tmp_path)
+    proc = import_and_call(python, "purebin._pure", tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "42"
 

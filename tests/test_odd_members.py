@@ -12,19 +12,16 @@ regular file holding the target's path, so:
 from __future__ import annotations
 
 import stat
-import subprocess
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from tests.fixtures.repair_scenario import EXT_SUFFIX, python_tag
-from tests.fixtures.sources import extension_source
+from tests.fixtures.sources import ALPHA_TIMES, LIBALPHA_SRC, USE_ALPHA, extension_source
 from tests.fixtures.wheels import build_wheel
-from tests.helpers import audit_one, auditwheel_show, by_rule, make_venv, pip_install, run_cli
+from tests.helpers import audit_one, auditwheel_show, by_rule, import_and_call, make_venv, pip_install, run_cli
 
-USE_ALPHA = dict(body_c="    return alpha_value();", prelude="extern int alpha_value(void);\n")
-ALPHA_TIMES = 42  # alpha_value() = beta_value() * 6
 HOSTILE_TARGET = "../../../../etc/passwd"
 
 
@@ -38,9 +35,15 @@ def _as_links(*names: str):
     return mark
 
 
-def _call(python: Path, module: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([str(python), "-c", f"import {module} as m; print(m.call())"], capture_output=True,
-                          text=True, cwd=cwd, timeout=120, env={"PATH": "/usr/bin:/bin"})
+def _needs_alpha_by_its_soname(build) -> dict[str, bytes]:
+    """``pkg/_needs`` (RPATH ``$ORIGIN/lib``) needs ``libalpha.so``, the soname of the library shipped as
+    ``pkg/lib/libalpha.so.1``: members of a wheel in which no file is named what the extension needs."""
+    _, beta = build.alpha_beta()
+    alpha = build.compile_c(LIBALPHA_SRC, "libalpha.so", flags=("-Wl,-soname,libalpha.so",), libs=(beta,))
+    ext = build.compile_c(extension_source("_needs", **USE_ALPHA), "_needs.so", libs=(alpha,),
+                          flags=("-Wl,-rpath,$ORIGIN/lib", "-Wl,--disable-new-dtags"))
+    return {"pkg/__init__.py": b"", f"pkg/_needs{EXT_SUFFIX}": ext.read_bytes(),
+            "pkg/lib/libalpha.so.1": alpha.read_bytes(), "pkg/lib/libbeta.so.1": beta.read_bytes()}
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +87,7 @@ def test_pip_writes_the_link_as_a_file_holding_its_target_and_the_wheel_imports(
     link = site / "pkg" / "lib" / "libalpha.so"
     assert not link.is_symlink() and link.read_bytes() == b"libalpha.so.1"
     assert (site / "pkg" / "lib" / "escape.so").read_bytes() == HOSTILE_TARGET.encode()
-    proc = _call(python, "pkg._linked", tmp_path)
+    proc = import_and_call(python, "pkg._linked", tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == str(ALPHA_TIMES)
 
@@ -92,21 +95,11 @@ def test_pip_writes_the_link_as_a_file_holding_its_target_and_the_wheel_imports(
 @pytest.fixture(scope="module")
 def needed_link(build, tmp_path_factory) -> Path:
     """The extension needs ``libalpha.so`` (the library's soname), shipped only as a link to the real file."""
-    _, beta = build.alpha_beta()
-    from tests.fixtures.sources import LIBALPHA_SRC
-
-    alpha = build.compile_c(LIBALPHA_SRC, "libalpha.so", flags=("-Wl,-soname,libalpha.so",), libs=(beta,))
-    ext = build.compile_c(extension_source("_needs", **USE_ALPHA), "_needs.so", libs=(alpha,),
-                          flags=("-Wl,-rpath,$ORIGIN/lib", "-Wl,--disable-new-dtags"))
     tag = python_tag()
     return build_wheel(tmp_path_factory.mktemp("neededlink"), "neededlink", "1.0",
-                       f"{tag}-{tag}-manylinux_2_17_x86_64", {
-                           "pkg/__init__.py": b"",
-                           f"pkg/_needs{EXT_SUFFIX}": ext,
-                           "pkg/lib/libalpha.so.1": alpha,
-                           "pkg/lib/libbeta.so.1": beta,
-                           "pkg/lib/libalpha.so": b"libalpha.so.1",
-                       }, before_close=_as_links("pkg/lib/libalpha.so"))
+                       f"{tag}-{tag}-manylinux_2_17_x86_64",
+                       {**_needs_alpha_by_its_soname(build), "pkg/lib/libalpha.so": b"libalpha.so.1"},
+                       before_close=_as_links("pkg/lib/libalpha.so"))
 
 
 def test_a_link_a_file_needs_by_its_name_leaves_that_need_external(needed_link, tmp_path):
@@ -121,7 +114,7 @@ def test_a_link_a_file_needs_by_its_name_leaves_that_need_external(needed_link, 
     # the control: installed, the loader finds the text file pip wrote and the import fails
     python = make_venv(tmp_path / "venv")
     assert pip_install(python, needed_link).returncode == 0
-    proc = _call(python, "pkg._needs", tmp_path)
+    proc = import_and_call(python, "pkg._needs", tmp_path)
     assert proc.returncode != 0 and "libalpha.so" in proc.stderr
 
 
@@ -168,16 +161,8 @@ def test_a_copy_found_by_its_soname_only_is_named_as_misnamed(build, tmp_path):
     """The loader searches directories for the file name: a shipped libalpha.so.1 whose soname is libalpha.so
     is not what a file needing libalpha.so finds, and no RUNPATH entry changes that (the finding used to
     suggest one)."""
-    _, beta = build.alpha_beta()
-    from tests.fixtures.sources import LIBALPHA_SRC
-
-    alpha = build.compile_c(LIBALPHA_SRC, "libalpha.so", flags=("-Wl,-soname,libalpha.so",), libs=(beta,))
-    ext = build.compile_c(extension_source("_needs", **USE_ALPHA), "_needs.so", libs=(alpha,),
-                          flags=("-Wl,-rpath,$ORIGIN/lib", "-Wl,--disable-new-dtags"))
     tag = python_tag()
-    wheel = build_wheel(tmp_path, "misnamed", "1.0", f"{tag}-{tag}-linux_x86_64", {
-        "pkg/__init__.py": b"", f"pkg/_needs{EXT_SUFFIX}": ext,
-        "pkg/lib/libalpha.so.1": alpha, "pkg/lib/libbeta.so.1": beta})
+    wheel = build_wheel(tmp_path, "misnamed", "1.0", f"{tag}-{tag}-linux_x86_64", _needs_alpha_by_its_soname(build))
     report = audit_one(wheel)
     (external,) = [f for f in by_rule(report, "external-library") if f.file == f"pkg/_needs{EXT_SUFFIX}"]
     assert external.message == ("needs libalpha.so; the wheel ships a library of that soname as "
@@ -186,5 +171,5 @@ def test_a_copy_found_by_its_soname_only_is_named_as_misnamed(build, tmp_path):
     assert auditwheel_show(wheel)["overall_tag"] == report.deserved_tag == "linux_x86_64"
     python = make_venv(tmp_path / "venv")
     assert pip_install(python, wheel).returncode == 0
-    proc = _call(python, "pkg._needs", tmp_path)
+    proc = import_and_call(python, "pkg._needs", tmp_path)
     assert proc.returncode != 0 and "libalpha.so" in proc.stderr

@@ -57,8 +57,7 @@ def unreached(model: WheelModel, needer: ElfInfo, soname: str,
     """The wheel's own copy of ``soname`` that ``needer`` does not find, or None when it ships none. Only a file
     of that name counts: the loader searches directories for the file name, so no path reaches a copy whose
     soname alone matches (``misnamed`` explains those)."""
-    candidates = [c for c in copies.get(soname, ()) if c.path != needer.path and _same_machine(c, needer)
-                  and posixpath.basename(c.path) == soname]
+    candidates = [c for c in _other_copies(needer, soname, copies) if posixpath.basename(c.path) == soname]
     if not candidates:
         return None
     home = posixpath.dirname(model.install_path(needer.path))
@@ -138,8 +137,8 @@ def why_missing(model: WheelModel, needer: ElfInfo | None, soname: str,
     if found is None and (misnamed := _misnamed(needer, soname, copies)) is not None:
         return (f"needs {soname}; the wheel ships a library of that soname as {misnamed}, but the loader looks "
                 f"for a file named {soname}",
-                f"ship it as {posixpath.dirname(misnamed) + '/' if '/' in misnamed else ''}{soname} (a copy: "
-                f"wheels cannot carry links)")
+                f"ship it as {posixpath.join(posixpath.dirname(misnamed), soname)} (a copy: wheels cannot carry "
+                f"links)")
     if found is not None:
         what = f"needs {soname}; the wheel ships {found.shipped}, but {found.searched} does not reach it"
         if found.entry is None and not _in_site_packages(posixpath.dirname(model.install_path(found.shipped))):
@@ -173,9 +172,15 @@ def _not_a_library(model: WheelModel, soname: str) -> tuple[str, str] | None:
 
 
 def _misnamed(needer: ElfInfo, soname: str, copies: dict[str, list[ElfInfo]]) -> str | None:
-    """A shipped library whose soname is ``soname`` under another file name, which no directory search finds."""
-    named = [c.path for c in copies.get(soname, ()) if c.path != needer.path and _same_machine(c, needer)]
+    """A shipped library whose soname is ``soname`` under another file name, which no directory search finds
+    (asked once ``unreached`` found no file of that name)."""
+    named = [c.path for c in _other_copies(needer, soname, copies)]
     return min(named) if named else None
+
+
+def _other_copies(needer: ElfInfo, soname: str, copies: dict[str, list[ElfInfo]]) -> list[ElfInfo]:
+    """The wheel's files ``needer`` could take for ``soname`` (by soname or file name): not itself, same machine."""
+    return [c for c in copies.get(soname, ()) if c.path != needer.path and _same_machine(c, needer)]
 
 
 def _in_site_packages(directory: str) -> bool:
