@@ -16,7 +16,8 @@ from __future__ import annotations
 import struct
 import sys
 from array import array
-from itertools import compress, repeat
+from collections.abc import Callable
+from itertools import accumulate, compress, repeat
 from operator import add, and_, floordiv, sub
 from typing import NamedTuple
 
@@ -90,19 +91,21 @@ class StringTable:
                                      f"{_MAX_STRING} bytes")
             want *= 4
 
-    def _spend(self, count: int, index: int) -> None:
+    def _spend(self, count: int, index: int | Callable[[], int]) -> None:
+        """Pay ``count`` decoded bytes; ``index`` (or its value, made only for the message) names the string."""
         self._budget -= count
         if self._budget < 0:
             raise ElfFormatError(f"string table indexes overlap far more than a linker would make them "
-                                 f"(at index {index!r})")
+                                 f"(at index {index() if callable(index) else index!r})")
 
-    def _cut_names(self, table, starts: list[int], end: int, offsets) -> list[str]:
-        """The NUL-terminated names at ``starts`` in ``table`` (each ends before ``end``), paid for first."""
+    def _cut_names(self, table, starts: list[int], end: int, index_of: Callable[[int], int]) -> list[str]:
+        """The NUL-terminated names at ``starts`` in ``table`` (each ends before ``end``), paid for first;
+        ``index_of(k)``: the string table index of ``starts[k]``, for messages."""
         ends = list(map(table.find, repeat(b"\0"), starts, repeat(end)))
         if ends and min(ends) < 0:
-            raise ElfFormatError(f"a string of the string table (index {offsets[ends.index(min(ends))]!r}) is "
+            raise ElfFormatError(f"a string of the string table (index {index_of(ends.index(min(ends)))!r}) is "
                                  f"not terminated")
-        self._spend(sum(ends) - sum(starts) + len(starts), max(offsets, default=0))
+        self._spend(sum(ends) - sum(starts) + len(starts), lambda: max(map(index_of, range(len(starts))), default=0))
         if not starts:
             return []
         low, high = min(starts), max(ends)
@@ -134,13 +137,16 @@ class StringTable:
             at, end = self._base - shift, self._end - shift
             if table.rfind(b"\0", at, end) < at + highest:
                 raise ElfFormatError(f"the string at index {highest!r} of the string table is not terminated")
-            return tuple(self._cut_names(table, list(map(add, offsets, repeat(at))), end, offsets))
+            return tuple(self._cut_names(table, list(map(add, offsets, repeat(at))), end, offsets.__getitem__))
         return tuple(self._names_by_part(offsets, size))
 
     def _names_by_part(self, offsets: array, size: int) -> list[str]:
         step = max(_PART, -(-size // 256))  # at most 256 parts: a part's number is one byte
         count = (size + step - 1) // step
         part_of = bytes(map(floordiv, offsets, repeat(step)))
+        # the indices grouped by part, each group in ascending order (a stable sort): one pass, not one per part
+        order = sorted(range(len(offsets)), key=part_of.__getitem__)
+        bounds = list(accumulate(map(part_of.count, range(count)), initial=0))
         names: list = [None] * len(offsets)
         buffer, part = bytearray(), 0
         pieces = self._sparse.pieces(self._base, self._end)
@@ -148,25 +154,23 @@ class StringTable:
         for piece in pieces:
             buffer += piece
             while len(buffer) >= step + _OVERLAP:
-                self._cut(buffer, part, step, part_of, offsets, names, last=False)
+                self._cut(buffer, part, step, order[bounds[part]:bounds[part + 1]], offsets, names, last=False)
                 del buffer[:step]
                 part += 1
         while part < count:
-            self._cut(buffer, part, step, part_of, offsets, names, last=True)
+            self._cut(buffer, part, step, order[bounds[part]:bounds[part + 1]], offsets, names, last=True)
             del buffer[:step]
             part += 1
         return names
 
-    def _cut(self, buffer: bytearray, part: int, step: int, part_of: bytes, offsets: array, names: list,
+    def _cut(self, buffer: bytearray, part: int, step: int, which: list[int], offsets: array, names: list,
              last: bool) -> None:
-        """The names starting in part ``part`` (of ``step`` bytes each), from ``buffer`` (which holds the part
-        and what follows it)."""
-        which = list(compress(range(len(offsets)), part_of.translate(_ONE_AT[part])))
+        """The names ``which`` (indices into ``offsets``), starting in part ``part`` (of ``step`` bytes each),
+        from ``buffer`` (which holds the part and what follows it)."""
         starts = list(map(sub, map(offsets.__getitem__, which), repeat(part * step)))
         if starts and max(starts) <= buffer.rfind(b"\0"):  # every name ends in the buffer: cut them all
-            cut = self._cut_names(buffer, starts, len(buffer), [offsets[i] for i in which])
-            for i, name in zip(which, cut):
-                names[i] = name
+            cut = self._cut_names(buffer, starts, len(buffer), lambda k: offsets[which[k]])
+            any(map(names.__setitem__, which, cut))  # names[i] = name for each, at C speed (each gives None)
             return
         for i, at in zip(which, starts):
             stop = buffer.find(b"\0", at)
@@ -178,8 +182,6 @@ class StringTable:
             else:
                 names[i] = self.get(offsets[i])  # longer than the overlap: read on its own
 
-
-_ONE_AT = [bytes(p) + b"\1" + bytes(255 - p) for p in range(256)]  # translate tables: byte p -> 1, others -> 0
 
 
 class SymbolColumns(NamedTuple):
