@@ -227,3 +227,75 @@ def test_the_exception_classes_cow_string_is_not_the_old_abi(build, tmp_path):
     w = one(build_wheel(tmp_path, "cowref", "1.0", TAG, {"pkg/libcowref.so": lib}))
     assert w.files[0].cxx_abi["abi"] == "new" and w.files[0].cxx_abi["old_count"] == 0
     assert not by_rule(w, "cxx-abi-mixed")
+
+
+# A copy of libstdc++'s own std::string, as libstdc++_nonshared.a or a static libstdc++ brings it: an explicit
+# instantiation defines (and exports) every member, in the ABI the copy is compiled with
+STRING_COPY_SRC = """
+#include <string>
+template class std::basic_string<char>;
+"""
+OWN_JOIN_SRC = """
+#include <string>
+std::string {name}(const std::string &a, const std::string &b) {{ return a + b; }}
+"""
+
+
+def _library(build, own_abi: int, objects: dict[str, int]) -> tuple:
+    """A shared library of its own join function (in ``own_abi``) linked with objects {source: abi}."""
+    linked = [build.compile_c(src, f"part{abi}{i}.o", cxx=True, shared=False, flags=("-c", "-fPIC", *abi_flag(abi)))
+              for i, (src, abi) in enumerate(objects.items())]
+    lib = build.compile_c(OWN_JOIN_SRC.format(name=f"join{own_abi}"), f"libjoin{own_abi}.so", cxx=True,
+                          flags=abi_flag(own_abi), libs=linked)
+    return lib, dynamic_names(lib)
+
+
+@pytest.mark.parametrize("own, copy", [(0, 1), (1, 0)])
+def test_a_copy_of_libstdcxx_strings_is_not_the_files_abi(build, tmp_path, own, copy):
+    lib, names = _library(build, own, {STRING_COPY_SRC: copy})
+    copy_marker = "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE" if copy else "_ZNSs"
+    assert any(n.startswith(copy_marker) for n in names)  # the copy's members are exported
+    w = one(build_wheel(tmp_path, "joiner", "1.0", TAG, {"pkg/libjoin.so": lib}))
+    expected = "new" if own else "old"
+    assert w.files[0].cxx_abi["abi"] == expected, w.files[0].cxx_abi
+    assert not by_rule(w, "cxx-abi-mixed")
+
+
+def test_own_code_in_both_abis_is_mixed(build, tmp_path):
+    lib, names = _library(build, 0, {OWN_JOIN_SRC.format(name="join_new"): 1})
+    assert any(n.startswith("_Z8join_new") and "__cxx11" in n for n in names)
+    assert any(n.startswith("_Z5join0") and "__cxx11" not in n for n in names)
+    w = one(build_wheel(tmp_path, "joiner", "1.0", TAG, {"pkg/libjoin.so": lib}))
+    assert w.files[0].cxx_abi["abi"] == "mixed"
+    (f,) = by_rule(w, "cxx-abi-mixed")
+    assert any("join_new" in s for s in f.symbols) and any("join0" in s for s in f.symbols)
+
+
+def _needed(path) -> list[str]:
+    with open(path, "rb") as f:
+        return [t.needed for t in ELFFile(f).get_section_by_name(".dynamic").iter_tags() if t.entry.d_tag == "DT_NEEDED"]
+
+
+def test_libstdcxx_pieces_beside_the_shared_runtime_are_not_a_static_copy(build, tmp_path):
+    # the old string's internals, as libstdc++_nonshared.a gives them to gcc-toolset builds: the file still uses
+    # the shared libstdc++ (and its exception runtime)
+    lib, names = _library(build, 1, {STRING_COPY_SRC: 0})
+    assert any(n.startswith("_ZNSs4_Rep") for n in names) and "libstdc++.so.6" in _needed(lib)
+    with open(lib, "rb") as f:
+        personality = ELFFile(f).get_section_by_name(".dynsym").get_symbol_by_name("__gxx_personality_v0")
+    assert personality and all(s["st_shndx"] == "SHN_UNDEF" for s in personality)  # imported, not defined here
+    w = one(build_wheel(tmp_path, "joiner", "1.0", TAG, {"pkg/libjoin.so": lib}))
+    assert not by_rule(w, "libstdcxx-exported")
+
+
+COUT_SRC = """
+#include <iostream>
+int main() { std::cout << "hello" << std::endl; return 0; }
+"""
+
+
+def test_an_executables_copy_relocated_cout_is_not_a_static_copy(build, tmp_path):
+    exe = build.compile_c(COUT_SRC, "hello", cxx=True, shared=False)
+    assert "_ZSt4cout" in dynamic_names(exe) and "libstdc++.so.6" in _needed(exe)  # defined here, by a copy relocation
+    w = one(build_wheel(tmp_path, "hello", "1.0", TAG, {"hello-1.0.data/scripts/hello": exe}))
+    assert not by_rule(w, "libstdcxx-exported")

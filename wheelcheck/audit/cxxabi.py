@@ -35,6 +35,8 @@ _COW_STRING_INTERNALS = frozenset({"_ZNSs4_Rep20_S_empty_rep_storageE"})
 _STD_PREFIXES = ("_ZNSt", "_ZNKSt", "_ZSt", "_ZNSs", "_ZNKSs", "_ZNSb", "_ZNKSb", "_ZTISt", "_ZTSSt", "_ZTVSt",
                  "_ZTINSt", "_ZTSNSt", "_ZTVNSt", "_ZN9__gnu_cxx", "_ZNK9__gnu_cxx", "_ZN10__cxxabiv1",
                  "_ZTVN10__cxxabiv1", "_ZNSi", "_ZNSo", "_ZNSd", "_ZNKSi", "_ZNKSo", "_ZGVNSt")
+# std:: names a file may define as a copy of libstdc++'s code: its members, and their transaction-safe clones
+_LIBSTDCXX_DEFINES = _STD_PREFIXES + ("_ZGTtNSt", "_ZGTtNKSt")
 
 
 @dataclass(frozen=True)
@@ -73,19 +75,33 @@ def abi_tagged(names: list[str]) -> list[str]:
 
 def classify(elf: ElfInfo) -> CxxAbi:
     exports, imports = interface(elf)
-    return classify_tagged(abi_tagged(exports) + abi_tagged(imports))
+    return classify_tagged(abi_tagged(exports), abi_tagged(imports))
 
 
-def classify_tagged(tagged: list[str]) -> CxxAbi:
-    """The ABI of a file whose ABI-tagged names (``abi_tagged``: exports first, so that examples show the
-    file's own interface before what it uses from libstdc++) are ``tagged``."""
+def classify_tagged(exports: list[str], imports: list[str]) -> CxxAbi:
+    """The ABI of a file whose ABI-tagged (``abi_tagged``) exported and undefined names are ``exports`` and
+    ``imports`` (examples show the file's own interface first, then what it uses from libstdc++)."""
+    tagged = exports + imports
     new = [n for n in tagged if "cxx11" in n and has_new_abi(n)]
     # these matched OLD_HINT: the tokenizer confirms them
     hinted = [n for n in tagged if "cxx11" not in n and n not in _COW_STRING_INTERNALS]
     old = [n for n in hinted[:_OLD_CONFIRM_LIMIT] if has_old_abi(n)]
+    defined = set(exports)
+    new, old = _beyond_libstdcxx_copies(new, defined), _beyond_libstdcxx_copies(old, defined)
     abi = {(False, False): "none", (True, False): "old", (False, True): "new", (True, True): "mixed"}[
         (bool(old), bool(new))]
     return CxxAbi(abi, tuple(dict.fromkeys(old)), tuple(dict.fromkeys(new)), len(set(old)), len(set(new)))
+
+
+def _beyond_libstdcxx_copies(evidence: list[str], defined: set[str]) -> list[str]:
+    """``evidence`` of one ABI, or none when all of it is std:: code the file defines: a copy of libstdc++'s own
+    (gcc-toolset links std::__cxx11::string and the exceptions' constructors in from libstdc++_nonshared.a on
+    images whose libstdc++ predates them; a static libstdc++ carries both ABIs' strings). Those copies are there
+    whatever ABI the file's code uses: its own names and its imports tell it (rtree, z3, dm-tree and
+    levenshtein, old-ABI builds on manylinux2014, were called mixed for them)."""
+    if all(n in defined and n.startswith(_LIBSTDCXX_DEFINES) for n in evidence):
+        return []
+    return evidence
 
 
 def sibling_defined(tagged_imports: list[str]) -> list[str]:

@@ -23,6 +23,8 @@ __all__ = ["Exposure", "ExposureSettings", "exposure_of", "settings_of", "check_
 # Defined by the linker in every shared object of older toolchains; never a choice of the author.
 _LINKER_MADE = frozenset({"_init", "_fini", "_edata", "_end", "__bss_start", "_etext", "__end__", "_DYNAMIC",
                           "_GLOBAL_OFFSET_TABLE_", "__data_start", "data_start", "_IO_stdin_used"})
+# What only a copy of libstdc++'s runtime defines, never its pieces from libstdc++_nonshared.a
+_EXCEPTION_RUNTIME = frozenset({"__gxx_personality_v0", "__cxa_throw", "__cxa_begin_catch", "__cxa_allocate_exception"})
 
 # What an extension module exports by design: init functions (a Rust or C module may define several, one
 # per submodule) and Cython's per-module __pyx_module_is_main_<name> flag.
@@ -97,6 +99,16 @@ def exposure_of(elf: ElfInfo, top: int = 5) -> Exposure:
                     examples)
 
 
+def _carries_runtime(elf: ElfInfo, sentinels: tuple[str, ...]) -> bool:
+    """Is the libstdc++ runtime a file exports pieces of its own copy (a static libstdc++ or libsupc++)? Not when
+    the file uses the shared one and defines no exception runtime: then the pieces are libstdc++_nonshared.a's
+    (gcc-toolset links the parts newer than the image's libstdc++ in from it) or an executable's copy
+    relocations (std::cout defined in the executable, the library's copy unused)."""
+    if not _EXCEPTION_RUNTIME.isdisjoint(sentinels):
+        return True
+    return not any(needed.startswith("libstdc++") for needed in elf.needed)
+
+
 def _with_prefixes(sorted_names: list[str], prefixes) -> Iterator[str]:
     for p in prefixes:
         i = bisect_left(sorted_names, p)
@@ -121,7 +133,7 @@ def check_exposure(ctx: CheckContext) -> Iterator[Finding | Fact]:
                 "functions' static locals and template static members stay private",
                 symbols=exp.unique, count=len(exp.unique), cause="exports STB_GNU_UNIQUE symbols",
                 explanation="One copy per process even under RTLD_LOCAL, and the file can never be unloaded.")
-        if exp.sentinels and not owns(table["libstdcxx"], elf.path, elf.soname):
+        if exp.sentinels and not owns(table["libstdcxx"], elf.path, elf.soname) and _carries_runtime(elf, exp.sentinels):
             yield Finding(
                 "libstdcxx-exported", "warning", elf.path,
                 f"exports libstdc++ runtime internals ({_names(exp.sentinels)}; {exp.families.get('libstdcxx', 0)} "

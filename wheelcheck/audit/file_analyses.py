@@ -77,7 +77,7 @@ def _children_fit(elves: Sequence[ElfInfo], jobs: int) -> bool:
 def _abi_part(elf: ElfInfo) -> tuple[CxxAbi, tuple[str, ...], tuple[str, ...]]:
     exports, imports = interface(elf)
     tagged_exports, tagged_imports = abi_tagged(exports), abi_tagged(imports)
-    return (classify_tagged(tagged_exports + tagged_imports), tuple(sibling_defined(tagged_imports)),
+    return (classify_tagged(tagged_exports, tagged_imports), tuple(sibling_defined(tagged_imports)),
             tuple(tagged_exports))
 
 
