@@ -202,3 +202,19 @@ def test_a_script_that_cannot_reach_the_shipped_library_is_moved_and_reaches_it(
                          env=_clean_env(), timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == f"alpha={ALPHA_TIMES}"
+
+
+def test_elf_under_data_purelib_is_not_sent_to_repair(build, tmp_path):
+    # a platform wheel that names its ELF file into purelib by path (semgrep's semgrep-core): repair keeps
+    # paths, so the fix must not send people there
+    ext = build.compile_c(extension_source("_pure"), "_pure.so")
+    wheel = build_wheel(tmp_path, "purebin", "1.0", "py3-none-manylinux_2_17_x86_64",
+                        {"purebin/__init__.py": b"", f"purebin-1.0.data/purelib/purebin/_pure{EXT_SUFFIX}": ext})
+    (finding,) = by_rule(audit_one(wheel), "elf-in-purelib")
+    assert "under purebin-1.0.data/purelib/" in finding.message
+    assert "repair" not in finding.hint and "purebin-1.0.data/platlib/" in finding.hint
+    proc, doc = repair_json(wheel, "-w", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    assert doc["wheels"][0]["output"], doc  # written (retagged), not skipped
+    with zipfile.ZipFile(doc["wheels"][0]["output"]) as zf:
+        assert f"purebin-1.0.data/purelib/purebin/_pure{EXT_SUFFIX}" in zf.namelist()  # where repair left it
