@@ -164,6 +164,14 @@ def test_mangling_helpers_on_known_names():
         "std::__cxx11::basic_string<…>::_M_replace"
     assert short_name("_ZSt28__throw_bad_array_new_lengthv") == "std::__throw_bad_array_new_length"
     assert short_name("_Z4takeRKSs") == "take"
+    # operator names (what c++filt prints, parameters and template arguments left out)
+    assert short_name("_ZStplIcSt11char_traitsIcESaIcEENSt7__cxx1112basic_stringIT_T0_T1_EEPKS5_RKS8_") == \
+        "std::operator+<…>"
+    assert short_name("_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEaSEOS4_") == \
+        "std::__cxx11::basic_string<…>::operator="
+    assert short_name("_ZNKSt6vectorIiSaIiEEixEm") == "std::vector<…>::operator[]"
+    assert short_name("_ZNK3foo3barplERKS_") == "foo::bar::operator+"
+    assert short_name("_ZdlPv") == "operator delete"
 
 
 def test_glibcxx_violation_gets_a_cxx_hint(abi_modules, tmp_path):

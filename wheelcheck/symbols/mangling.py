@@ -22,6 +22,15 @@ _OLD_WSTRING = "SbIwSt11char_traitsIwESaIwEE"
 _SUBSTITUTION = re.compile(r"S(?:[0-9A-Z]*_|s)")
 # ASCII only: str.isdigit() and \d accept "²" and "٣", which mangling never uses
 _DIGITS = re.compile(r"[0-9]+")
+# Operator names (Itanium C++ ABI 5.1.5): two lowercase letters where a name would be
+_OPERATORS = {
+    "nw": " new", "na": " new[]", "dl": " delete", "da": " delete[]", "ps": "+", "ng": "-", "ad": "&", "de": "*",
+    "co": "~", "pl": "+", "mi": "-", "ml": "*", "dv": "/", "rm": "%", "an": "&", "or": "|", "eo": "^", "aS": "=",
+    "pL": "+=", "mI": "-=", "mL": "*=", "dV": "/=", "rM": "%=", "aN": "&=", "oR": "|=", "eO": "^=", "ls": "<<",
+    "rs": ">>", "lS": "<<=", "rS": ">>=", "eq": "==", "ne": "!=", "lt": "<", "gt": ">", "le": "<=", "ge": ">=",
+    "ss": "<=>", "nt": "!", "aa": "&&", "oo": "||", "pp": "++", "mm": "--", "cm": ",", "pm": "->*", "pt": "->",
+    "cl": "()", "ix": "[]", "qu": "?", "cv": " (conversion)",
+}
 _ASCII_DIGITS = frozenset("0123456789")
 _MAX_LENGTH_DIGITS = 9  # no real name is a billion characters long; int() of 4,301 digits raises
 
@@ -137,12 +146,17 @@ def short_name(name: str) -> str:
             parts.append("std")
             i += 2
             continue
-        if _is_digit(c):
-            start, end = source_name_span(name, i)
-            if end > len(name):
-                return name
-            parts.append(name[start:end])
-            i = end
+        operator = _OPERATORS.get(name[i:i + 2])
+        if _is_digit(c) or operator is not None:
+            if operator is not None:  # ends the name like a source name: its template arguments may follow
+                parts.append("operator" + operator)
+                i += 2
+            else:
+                start, end = source_name_span(name, i)
+                if end > len(name):
+                    return name
+                parts.append(name[start:end])
+                i = end
         elif c == "I" and parts:
             i = _skip_balanced(name, i)
             parts[-1] += "<…>"
@@ -157,7 +171,7 @@ def short_name(name: str) -> str:
             i += 2
         else:
             break
-        if not nested and _is_digit(c):
+        if not nested and (_is_digit(c) or operator is not None):
             if name[i:i + 1] == "I":
                 i = _skip_balanced(name, i)
                 parts[-1] += "<…>"
