@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from tests.fixtures.hygiene_sources import UNIQUE_SRC, USES_VENDORED, VENDORED_NS_SRC, synthetic_exports_asm
+from tests.fixtures.hygiene_sources import (UNIQUE_SRC, USES_VENDORED, VENDORED_NS_SRC, exporting_c,
+                                            synthetic_exports_asm)
 from tests.fixtures.sources import extension_source
 from tests.fixtures.wheels import build_wheel
 from tests.helpers import audit_one as one, bundled_policy_with, by_rule
 from wheelcheck.audit.exposure import exposure_of
-from wheelcheck.symbols.families import families
+from wheelcheck.symbols.families import families, family_members
 from wheelcheck.elf.elf_summary import summarize
 
 TAG = "cp311-cp311-linux_x86_64"
 EXT = "pkg/{}.cpython-311-x86_64-linux-gnu.so"
+MULTIARCH = Path("/usr/lib/x86_64-linux-gnu")
 
 
 def pyelftools_exports(path) -> list[tuple[str, str]]:
@@ -140,3 +143,63 @@ def test_bad_hygiene_settings_are_policy_errors(tmp_path):
         policy = bundled_policy_with(tmp_path / "bad.json", **fields)
         proc = run_cli("policy", "list", "--policy-file", policy)
         assert proc.returncode == 2 and wanted in proc.stderr and str(policy) in proc.stderr
+
+
+def _leaks(build, tmp_path, member: str, functions, pointers=()) -> list:
+    """The leaked-library-symbols findings of a wheel holding one library that exports these names."""
+    lib = build.compile_c(exporting_c(functions, pointers), member.rsplit("/", 1)[-1])
+    exported = {n for n, _ in pyelftools_exports(lib)}
+    assert set(functions) | set(pointers) <= exported
+    wheel = build_wheel(tmp_path / f"w{len(list(tmp_path.iterdir()))}", "shaped", "1.0", TAG, {member: lib})
+    return by_rule(one(wheel), "leaked-library-symbols")
+
+
+# sqlite-vec's vec0.so: SQLITE_EXTENSION_INIT1 defines the sqlite3_api pointer, and SQLite finds the entry
+# point by name (sqlite3_extension_init, or sqlite3_<name>_init from the file name), so both stay exported.
+def test_sqlite_loadable_extension_is_not_a_copy_of_sqlite(build, tmp_path):
+    entry_points = ["sqlite3_vec_init", "sqlite3_vec_numpy_init", "sqlite3_vec_static_blobs_init",
+                    "sqlite3_extension_init"]
+    assert not _leaks(build, tmp_path, "sqlite_vec/vec0.so", entry_points, pointers=["sqlite3_api"])
+
+
+def test_sqlite_api_is_still_a_copy_of_sqlite(build, tmp_path):
+    # sqlite3_initialize, sqlite3_backup_init and sqlite3_os_init are SQLite's own API despite their shape
+    api = ["sqlite3_open", "sqlite3_close", "sqlite3_prepare_v2", "sqlite3_step", "sqlite3_initialize",
+           "sqlite3_backup_init", "sqlite3_os_init"]
+    (leak,) = _leaks(build, tmp_path, "pkg/libembedded.so", api + ["sqlite3_embedded_init"], pointers=["sqlite3_api"])
+    assert f"exports {len(api)} SQLite symbols" in leak.message and set(leak.symbols) <= set(api)
+
+
+# pycryptodome(x)'s Cryptodome/Hash and Cipher modules export their own C API, called through ctypes/cffi:
+# the names start like OpenSSL's (SHA256_, MD5_, AES_) but none is one of OpenSSL's.
+def test_pycryptodome_api_is_not_openssl(build, tmp_path):
+    pycryptodome = [f"{algo}_{op}" for algo in ("SHA1", "SHA256", "SHA512", "MD5")
+                    for op in ("init", "update", "digest", "copy", "destroy", "pbkdf2_hmac_assist")]
+    assert not _leaks(build, tmp_path, "Cryptodome/Hash/_SHA256.abi3.so", pycryptodome)
+    assert not _leaks(build, tmp_path, "Cryptodome/Cipher/_raw_aes.abi3.so", ["AES_start_operation", "AES_stop_operation",
+                                                                              "AESNI_start_operation"])
+
+
+def test_openssl_digest_and_aes_names_are_still_openssl(build, tmp_path):
+    openssl = ["SHA256_Init", "SHA256_Update", "SHA256_Final", "MD5_Init", "AES_set_encrypt_key", "AES_encrypt"]
+    (leak,) = _leaks(build, tmp_path, "pkg/libdigest.so", openssl + ["SHA256_init", "MD5_digest"])
+    assert f"exports {len(openssl)} OpenSSL/BoringSSL symbols" in leak.message and set(leak.symbols) <= set(openssl)
+
+
+@pytest.mark.parametrize("family, library", [("sqlite", "libsqlite3.so.0"), ("openssl", "libcrypto.so.3")])
+def test_real_library_is_recognised_by_its_family(family, library):
+    """The host's own SQLite and OpenSSL (Debian's libsqlite3-0, libssl3): every exported name under the family's
+    prefixes still counts (no real API name is excluded), and each exact name is one the library exports."""
+    path = MULTIARCH / library
+    if not path.is_file():
+        pytest.skip(f"needs {path}")
+    fam = {f.id: f for f in families()}[family]
+    with open(path, "rb") as f:  # OPENSSL_3.0.0 and the like: version definitions, not the library's API
+        verdef = ELFFile(f).get_section_by_name(".gnu.version_d")
+        versions = {aux.name for _, auxes in verdef.iter_versions() for aux in auxes} if verdef else set()
+    exported = sorted(n for n, _ in pyelftools_exports(path) if n not in versions)
+    by_prefix = [n for n in exported if n.startswith(fam.prefixes) and not n.startswith(fam.exclude_prefixes)]
+    assert set(by_prefix) <= family_members(exported, fam)
+    assert set(fam.names) <= set(exported)
+    counted = exposure_of(summarize(path.read_bytes(), library)).families[family]
+    assert counted == len(family_members(exported, fam)) > 50 * fam.min_symbols

@@ -2,7 +2,8 @@
 
 Every lookup works on a sorted list of names: a prefix is a contiguous range found with two bisections,
 so counting a family costs O(prefixes · log n) whatever the size of the table, and a 400,000-symbol
-library is sorted once (C speed) instead of being matched name by name in Python.
+library is sorted once (C speed) instead of being matched name by name in Python. Only a family with
+exclude_patterns (a shape inside its prefix, e.g. SQLite's extension entry points) walks its own members.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class Family:
     title: str
     prefixes: tuple[str, ...]  # minimal: none is a prefix of another
     exclude_prefixes: tuple[str, ...]
+    exclude_patterns: tuple[re.Pattern, ...]  # members that match one are not the library (sqlite3_api)
     names: tuple[str, ...]
     patterns: tuple[re.Pattern, ...]
     owners: tuple[str, ...]
@@ -65,7 +67,9 @@ def families() -> tuple[Family, ...]:
             prefixes.extend(cxx_lead_ins(ns))
         out.append(Family(
             id=fid, title=doc.get("title", fid), prefixes=_minimal(prefixes),
-            exclude_prefixes=tuple(doc.get("exclude_prefixes", ())), names=tuple(doc.get("names", ())),
+            exclude_prefixes=tuple(doc.get("exclude_prefixes", ())),
+            exclude_patterns=tuple(re.compile(p) for p in doc.get("exclude_patterns", ())),
+            names=tuple(doc.get("names", ())),
             patterns=tuple(re.compile(p) for p in doc.get("patterns", ())), owners=tuple(doc.get("owners", ())),
             min_symbols=int(doc.get("min_symbols", 1)), report=bool(doc.get("report", True)),
             sentinels=tuple(doc.get("sentinels", ())), note=doc.get("note", "")))
@@ -88,6 +92,8 @@ def _lowercase_range(sorted_names: list[str]) -> list[str]:
 
 
 def count_family(sorted_names: list[str], family: Family) -> int:
+    if family.exclude_patterns:  # a pattern cannot be counted by bisection: list the members
+        return len(family_members(sorted_names, family))
     count = sum(count_prefix(sorted_names, p) for p in family.prefixes)
     count -= sum(count_prefix(sorted_names, p) for p in family.exclude_prefixes)
     for name in family.names:
@@ -109,17 +115,24 @@ def family_examples(sorted_names: list[str], family: Family, most: int = 3) -> t
     for p in family.prefixes:
         i = bisect_left(sorted_names, p)
         while i < len(sorted_names) and sorted_names[i].startswith(p) and len(out) < most:
-            if not sorted_names[i].startswith(family.exclude_prefixes or ("\0",)):
+            if _kept(family, sorted_names[i]):
                 out.append(sorted_names[i])
             i += 1
-    out += [n for n in family.names if len(out) < most and n in set(sorted_names[bisect_left(sorted_names, n):][:1])]
+    out += [n for n in family.names if len(out) < most and n in set(sorted_names[bisect_left(sorted_names, n):][:1])
+            and _kept(family, n)]
     for pattern in family.patterns:
-        out += [n for n in filter(pattern.match, _lowercase_range(sorted_names))][:max(0, most - len(out))]
+        matched = [n for n in filter(pattern.match, _lowercase_range(sorted_names)) if _kept(family, n)]
+        out += matched[:max(0, most - len(out))]
     return tuple(out[:most])
 
 
 def _has_prefix(name: str, prefixes: tuple[str, ...]) -> bool:
     return name.startswith(prefixes)
+
+
+def _kept(family: Family, name: str) -> bool:
+    """Not taken out of the family by its exclude_prefixes or exclude_patterns."""
+    return not name.startswith(family.exclude_prefixes) and not any(p.match(name) for p in family.exclude_patterns)
 
 
 _CXX_GROUP = re.compile(r"_Z(?:N[KVRO]*|T[VISTh]N?|GVN|ZN[KVRO]*)?(St|([0-9]+))")
@@ -169,7 +182,7 @@ def group_counts(sorted_names: list[str], most: int = 20000) -> dict[str, int]:
 
 def family_members(sorted_names: list[str], family: Family) -> set[str]:
     """The names of ``sorted_names`` that belong to ``family``: its prefix ranges (by bisection, less the
-    excluded prefixes), its exact names and its patterns."""
+    excluded prefixes), its exact names and its patterns, less what its exclude_patterns match."""
     out: set[str] = set()
     for p in family.prefixes:
         lo = bisect_left(sorted_names, p)
@@ -184,4 +197,6 @@ def family_members(sorted_names: list[str], family: Family) -> set[str]:
         candidates = _lowercase_range(sorted_names)
         for pattern in family.patterns:
             out.update(filter(pattern.match, candidates))
+    if family.exclude_patterns:
+        out = {n for n in out if not any(p.match(n) for p in family.exclude_patterns)}
     return out
