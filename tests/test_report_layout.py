@@ -69,7 +69,7 @@ def audit(wheel, *args):
 def test_default_report_fits_and_says_why_first(big_wheel):
     wheel, deserved = big_wheel
     report = json.loads(audit(wheel, "--plat", deserved, "--format", "json").stdout)["wheels"][0]
-    assert len(report["findings"]) > 150  # one line each would be hundreds of lines
+    assert len(report["findings"]) > 120  # one line each would be far more than a screen
     proc = audit(wheel, "--plat", deserved)
     lines = proc.stdout.splitlines()
     assert proc.returncode == 1 and len(lines) <= 60, proc.stdout
