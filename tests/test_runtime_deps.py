@@ -5,12 +5,19 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-from tests.fixtures.hygiene_sources import DLOPEN_SRC, DRIVER_STUB_SRC, USES_DRIVER
+import jsonschema
+import pytest
+
+from tests.fixtures.hygiene_sources import DLOPEN_SRC, DRIVER_STUB_SRC, USES_DRIVER, dlopen_candidates_source
 from tests.fixtures.sources import extension_source
 from tests.fixtures.wheels import build_wheel
-from tests.helpers import audit_one as one, auditwheel_show, bundled_policy_with, by_rule
+from tests.helpers import (
+    audit_json, audit_one as one, auditwheel_show, bundled_policy_with, by_rule, import_and_call, make_venv,
+    pip_install,
+)
 from wheelcheck.data import system_drivers
 from wheelcheck.elf.elf_summary import summarize
+from wheelcheck.report.audit_json import audit_schema
 
 TAG = "cp311-cp311-linux_x86_64"
 EXT = "pkg/{}.cpython-311-x86_64-linux-gnu.so"
@@ -63,6 +70,79 @@ def test_renamed_copy_does_not_satisfy_dlopen(build, tmp_path):
                         {EXT.format("loader"): ext, "loader.libs/libplugin-1a2b3c4d.so.3": plugin_lib}))
     (f,) = by_rule(w, "dlopen-unguaranteed")
     assert "libplugin-1a2b3c4d.so.3" in f.message and "renamed" in f.message
+    assert f.cause == "may load libplugin.so.3 at run time (named in its read-only data, not in NEEDED)"
+
+
+LIBFOO_SRC = "int foo_version(void) { return 1; }\n"
+FALLBACK_EXT = EXT.format("fallback")
+
+
+def fallback_wheel(build, out, shipped: dict[str, str]):
+    """An extension that tries dlopen("libfoo.so"), then dlopen("libfoo.so.1"), with RUNPATH $ORIGIN/lib,
+    and ``shipped``: member path -> soname of a libfoo build."""
+    ext = build.compile_c(dlopen_candidates_source("fallback", ("libfoo.so", "libfoo.so.1")), "fallback.so",
+                          libs=("dl",), flags=("-Wl,-rpath,$ORIGIN/lib", "-Wl,--enable-new-dtags"))
+    libs = {path: build.compile_c(LIBFOO_SRC, path.rsplit("/", 1)[-1], flags=(f"-Wl,-soname,{soname}",))
+            for path, soname in shipped.items()}
+    return build_wheel(out, "fallback", "1.0", TAG, {FALLBACK_EXT: ext, **libs})
+
+
+def rows_of(report, path):
+    return {r["soname"]: r["status"] for f in report.files if f.path == path for r in f.runtime_libraries}
+
+
+def test_a_dlopen_fallback_name_is_not_unguaranteed(build, tmp_path):
+    """blosc2: the extension names libtcc.so and libtcc.so.1 and ships lib/libtcc.so, which its RUNPATH
+    $ORIGIN/lib reaches; libtcc.so.1 is only the name tried when the first fails."""
+    wheel = fallback_wheel(build, tmp_path / "w", {"pkg/lib/libfoo.so": "libfoo.so"})
+    w = one(wheel)
+    assert rows_of(w, FALLBACK_EXT) == {"libfoo.so": "shipped", "libfoo.so.1": "fallback"}
+    assert not by_rule(w, "dlopen-unguaranteed") and w.passed
+    assert w.deserved_tag == auditwheel_show(wheel)["overall_tag"] != "linux_x86_64"
+    code, report = audit_json(wheel)
+    jsonschema.validate(report, audit_schema())  # the status is one the schema names
+    assert code == 0 and report["schema_minor"] == 2
+    # and the loop does load the shipped libfoo.so, the first name, once installed
+    python = make_venv(tmp_path / "venv")
+    assert pip_install(python, wheel).returncode == 0
+    proc = import_and_call(python, "pkg.fallback", tmp_path)
+    assert proc.returncode == 0 and proc.stdout.strip() == "1", proc.stderr
+
+
+def test_dlopen_names_of_a_library_the_wheel_does_not_ship_stay_unguaranteed(build, tmp_path):
+    """The control: without libfoo.so in the wheel, both names are read and neither is a fallback."""
+    w = one(fallback_wheel(build, tmp_path, {}))
+    assert rows_of(w, FALLBACK_EXT) == {"libfoo.so": "unguaranteed", "libfoo.so.1": "unguaranteed"}
+    assert sorted(f.subject for f in by_rule(w, "dlopen-unguaranteed")) == ["libfoo.so", "libfoo.so.1"]
+
+
+def test_a_dlopen_fallback_of_a_whitelisted_library_is_not_unguaranteed(build, tmp_path):
+    """libz.so.1 is on every manylinux system (the policy whitelists it): libz.so beside it is a fallback."""
+    ext = build.compile_c(dlopen_candidates_source("zlibs", ("libz.so", "libz.so.1")), "zlibs.so", libs=("dl",))
+    w = one(build_wheel(tmp_path, "zlibs", "1.0", TAG, {EXT.format("zlibs"): ext}))
+    assert rows_of(w, EXT.format("zlibs")) == {"libz.so": "fallback", "libz.so.1": "allowed"}
+    assert not by_rule(w, "dlopen-unguaranteed")
+
+
+@pytest.mark.parametrize("dlopened, member, message_end, fix", [
+    # mysql-connector-python dlopens libkrb5.so and ships libkrb5.so.3: nothing was renamed
+    ("libbar.so", "pkg/lib/libbar.so.3",
+     "; the wheel ships libbar.so.3, the library under another version's name, which dlopen(\"libbar.so\") will "
+     "not find", "or ship the library as libbar.so"),
+    # av's libgnutls dlopens libgmp.so.10, grafted by auditwheel from libgmp.so.10.5.0: renamed it is
+    ("libbar.so.3", "onename.libs/libbar-1a2b3c4d.so.3.0.1",
+     "; the wheel ships it renamed to libbar-1a2b3c4d.so.3.0.1 (a repaired wheel's hashed name), which "
+     "dlopen(\"libbar.so.3\") will not find", "or ship it under its own name libbar.so.3"),
+], ids=["another-version", "hashed-graft"])
+def test_the_name_the_wheel_ships_instead_is_described_truly(build, tmp_path, dlopened, member, message_end, fix):
+    ext = build.compile_c(dlopen_candidates_source("onename", (dlopened,)), "onename.so", libs=("dl",),
+                          flags=("-Wl,-rpath,$ORIGIN/lib", "-Wl,--enable-new-dtags"))
+    name = member.rsplit("/", 1)[-1]
+    bar = build.compile_c(LIBFOO_SRC, name, flags=(f"-Wl,-soname,{name}",))
+    w = one(build_wheel(tmp_path, "onename", "1.0", TAG, {EXT.format("onename"): ext, member: bar}))
+    assert rows_of(w, EXT.format("onename")) == {dlopened: "unguaranteed"}
+    (f,) = by_rule(w, "dlopen-unguaranteed")
+    assert f.subject == dlopened and f.message.endswith(message_end) and fix in f.hint and member in f.hint
 
 
 def test_policy_allows_or_declares_drivers(build, tmp_path):
@@ -109,6 +189,38 @@ def test_vendored_driver_is_an_error(build, tmp_path):
                         {EXT.format("usecuda"): ext, "usecuda.libs/libcuda-0badc0de.so.1": renamed}))
     (f,) = by_rule(w, "driver-vendored")
     assert f.file == "usecuda.libs/libcuda-0badc0de.so.1" and f.severity == "error" and not w.passed
+
+
+def egl_wheel(build, out, member: str, soname: str):
+    """An extension that needs ``soname`` (NEEDED), shipped as ``member`` beside it (RUNPATH $ORIGIN/lib)."""
+    egl = build.compile_c("int eglGetDisplay(void) { return 0; }\n", soname, flags=(f"-Wl,-soname,{soname}",))
+    ext = build.compile_c(extension_source("useegl", "    return eglGetDisplay();",
+                                           prelude="extern int eglGetDisplay(void);\n"),
+                          "useegl.so", libs=(egl,), flags=("-Wl,-rpath,$ORIGIN/lib", "-Wl,--enable-new-dtags"))
+    return build_wheel(out, "useegl", "1.0", TAG, {EXT.format("useegl"): ext, member: egl})
+
+
+def test_an_unversioned_egl_is_not_the_system_driver(build, tmp_path):
+    """kaleido ships SwiftShader's libEGL.so (soname libEGL.so), which Chromium loads by path: not glvnd's
+    or Mesa's libEGL.so.1, whose major version the driver list names."""
+    wheel = egl_wheel(build, tmp_path, "pkg/lib/libEGL.so", "libEGL.so")
+    w = one(wheel)
+    assert not by_rule(w, "driver-vendored") and w.passed
+    theirs = auditwheel_show(wheel)
+    assert w.deserved_tag == theirs["overall_tag"] != "linux_x86_64"
+    assert not theirs.get("external_libs") and not w.external_libs
+
+
+@pytest.mark.parametrize("member, soname", [
+    ("pkg/lib/libEGL.so.1", "libEGL.so.1"),
+    ("pkg/lib/libEGL-abcd1234.so.1.0.0", "libEGL-abcd1234.so.1.0.0"),  # auditwheel's graft of libEGL.so.1.0.0
+])
+def test_a_versioned_egl_is_the_system_driver(build, tmp_path, member, soname):
+    wheel = egl_wheel(build, tmp_path, member, soname)
+    w = one(wheel)
+    (f,) = by_rule(w, "driver-vendored")
+    assert f.file == member and f.subject == "libEGL.so.1" and f.severity == "error" and not w.passed
+    assert w.deserved_tag == auditwheel_show(wheel)["overall_tag"]  # the tag is the same (docs/differences.md 13)
 
 
 def test_the_usual_drivers_are_known():

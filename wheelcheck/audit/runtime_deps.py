@@ -2,7 +2,13 @@
 
 A soname-looking string in an ELF file's read-only data that is not in its NEEDED list is what it may
 pass to dlopen. Each is shipped by the wheel, allowed by the policy, a system driver (which must come
-from the machine: data/drivers.json plus the policy's own), or something no policy guarantees.
+from the machine: data/drivers.json plus the policy's own), a fallback (another name of the same library
+in the same file is shipped or allowed: programs try "libfoo.so", then "libfoo.so.1"), or something no
+policy guarantees.
+
+A file the wheel ships is a system driver when it is a build of a listed one: the same stem and the same
+major version (libEGL.so.1.4.0 is libEGL.so.1; an unversioned libEGL.so, which SwiftShader and ANGLE ship
+for Chromium to load by path, is not glvnd's libEGL.so.1).
 """
 
 from __future__ import annotations
@@ -34,6 +40,21 @@ def _stem(soname: str) -> str:
     return m.group(1) if m else soname
 
 
+def _stem_and_major(soname: str) -> tuple[str, str | None]:
+    """libEGL-abcd1234.so.1.0.0 -> (libEGL, "1"); libEGL.so -> (libEGL, None)."""
+    name = unhashed(soname)
+    m = _STEM.match(name)
+    if not m:
+        return name, None
+    return m.group(1), name[m.end():].split(".", 1)[0] or None
+
+
+def _driver_builds(drivers: frozenset[str]) -> dict[tuple[str, str | None], str]:
+    """The drivers a shipped file may be a build of, by stem and major version, vendor-neutral loaders
+    (libOpenCL) aside: a wheel may ship those."""
+    return {_stem_and_major(d): d for d in sorted(drivers - driver_loaders())}
+
+
 def runtime_candidates(elf: ElfInfo) -> list[str]:
     """Soname strings of the file's read-only data that are neither NEEDED nor its own name."""
     own = {n for n in (elf.path.rsplit("/", 1)[-1], elf.soname) if n}
@@ -52,8 +73,7 @@ def _allowed(ctx: CheckContext, soname: str) -> bool:
 
 def check_runtime_deps(ctx: CheckContext) -> Iterator[Finding | Fact]:
     drivers = drivers_of(ctx.policies or (ctx.policy,))
-    # libcuda.so.535.104.05 is libcuda.so.1 all the same; a vendor-neutral loader (libOpenCL) may be shipped
-    driver_stems = {_stem(d): d for d in drivers - driver_loaders()}
+    driver_builds = _driver_builds(drivers)
     shipped: dict[str, str] = {}
     stems: dict[str, str] = {}
     for elf in ctx.model.elves:
@@ -61,7 +81,7 @@ def check_runtime_deps(ctx: CheckContext) -> Iterator[Finding | Fact]:
             if name:
                 shipped.setdefault(name, elf.path)
                 stems.setdefault(_stem(name), elf.path)
-        driver = driver_stems.get(_stem(elf.soname or elf.path.rsplit("/", 1)[-1]))
+        driver = driver_builds.get(_stem_and_major(elf.soname or elf.path.rsplit("/", 1)[-1]))
         if driver is not None:
             yield Finding(
                 "driver-vendored", "error", elf.path,
@@ -77,37 +97,54 @@ def check_runtime_deps(ctx: CheckContext) -> Iterator[Finding | Fact]:
                 "nothing to vendor; document the driver your users need", subject=soname,
                 explanation="It comes from the machine, not the wheel: without it the import fails.")
     for elf in ctx.elves:
-        rows = []
-        unguaranteed, driver_hits = [], []
-        for soname in runtime_candidates(elf):
-            if soname in shipped:
-                status = "shipped"
-            elif _allowed(ctx, soname):
-                status = "allowed"
-            elif soname in drivers:
-                status = "driver"
-                driver_hits.append(soname)
-            else:
-                status = "unguaranteed"
-                unguaranteed.append(soname)
-            rows.append({"soname": soname, "status": status})
-        yield Fact(elf.path, "runtime_libraries", rows)
+        statuses = _statuses(ctx, elf, shipped, drivers)
+        yield Fact(elf.path, "runtime_libraries", [{"soname": s, "status": st} for s, st in statuses.items()])
+        driver_hits = [s for s, st in statuses.items() if st == "driver"]
         if driver_hits:
             yield Finding(
                 "dlopen-driver", "info", elf.path,
                 f"may load the system driver librar{'ies' if len(driver_hits) > 1 else 'y'} "
                 f"{', '.join(driver_hits)} at run time (named in its read-only data)",
                 "nothing to vendor: the system provides it", count=len(driver_hits))
-        for soname in unguaranteed:
-            renamed = stems.get(_stem(soname))
-            extra = (f"; the wheel ships {renamed.rsplit('/', 1)[-1]}, but under a renamed file that "
-                     f"dlopen(\"{soname}\") will not find") if renamed else ""
-            cause = f"may load {soname} at run time (named in its read-only data, not in NEEDED)"
-            yield Finding(
-                "dlopen-unguaranteed", "warning", elf.path, cause + extra,
-                "ship it in the wheel and load it by path ($ORIGIN), make the feature optional with a clear "
-                "error, or declare it in the policy (drivers / lib_whitelist) if the system guarantees it",
-                cause=cause, subject=soname,
-                explanation="Neither the wheel nor the policy provides it, so it is there only if the user "
-                            "installed it: the feature that loads it fails everywhere else.")
+        for soname in (s for s, st in statuses.items() if st == "unguaranteed"):
+            yield _unguaranteed(elf, soname, shipped_as=stems.get(_stem(soname)))
 
+
+def _statuses(ctx: CheckContext, elf: ElfInfo, shipped: dict[str, str], drivers: frozenset[str]) -> dict[str, str]:
+    """Each dlopen candidate of ``elf`` -> shipped, allowed, driver, fallback or unguaranteed."""
+    statuses = {}
+    for soname in runtime_candidates(elf):
+        if soname in shipped:
+            statuses[soname] = "shipped"
+        elif _allowed(ctx, soname):
+            statuses[soname] = "allowed"
+        elif soname in drivers:
+            statuses[soname] = "driver"
+        else:
+            statuses[soname] = "unguaranteed"
+    # candidates tried in turn (blosc2 names libtcc.so and libtcc.so.1, and ships libtcc.so): when one name
+    # of the library is there for sure, the others are only what the loop tries before or after it
+    found = {_stem(s) for s, st in statuses.items() if st in ("shipped", "allowed")}
+    return {s: "fallback" if st == "unguaranteed" and _stem(s) in found else st for s, st in statuses.items()}
+
+
+def _unguaranteed(elf: ElfInfo, soname: str, shipped_as: str | None) -> Finding:
+    """dlopen-unguaranteed for ``soname``; ``shipped_as``: a file of the wheel with another name of that library."""
+    cause = f"may load {soname} at run time (named in its read-only data, not in NEEDED)"
+    extra, fix = "", ("ship it in the wheel and load it by path ($ORIGIN), make the feature optional with a clear "
+                      "error, or declare it in the policy (drivers / lib_whitelist) if the system guarantees it")
+    if shipped_as is not None:
+        name = shipped_as.rsplit("/", 1)[-1]
+        if unhashed(name) != name and _stem_and_major(name) == _stem_and_major(soname):
+            # auditwheel's graft of it: libgmp.so.10 (libgmp.so.10.5.0) became libgmp-8c6c054f.so.10.5.0
+            extra = (f"; the wheel ships it renamed to {name} (a repaired wheel's hashed name), which "
+                     f"dlopen(\"{soname}\") will not find")
+            fix = f"load {shipped_as} by path ($ORIGIN), or ship it under its own name {soname}"
+        else:  # mysql-connector-python ships libkrb5.so.3 and dlopens libkrb5.so
+            extra = (f"; the wheel ships {name}, the library under another version's name, which "
+                     f"dlopen(\"{soname}\") will not find")
+            fix = f"load the name the wheel ships ({name}, or {shipped_as} by path), or ship the library as {soname}"
+    return Finding(
+        "dlopen-unguaranteed", "warning", elf.path, cause + extra, fix, cause=cause, subject=soname,
+        explanation="Neither the wheel nor the policy provides it, so it is there only if the user "
+                    "installed it: the feature that loads it fails everywhere else.")
