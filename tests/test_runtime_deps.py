@@ -223,6 +223,14 @@ def test_a_versioned_egl_is_the_system_driver(build, tmp_path, member, soname):
     assert w.deserved_tag == auditwheel_show(wheel)["overall_tag"]  # the tag is the same (docs/differences.md 13)
 
 
+def test_a_driver_listed_without_a_version_matches_every_release(build, tmp_path):
+    """libnvidia-fatbinaryloader is numbered by the driver's release: the list names it unversioned."""
+    wheel = egl_wheel(build, tmp_path, "pkg/lib/libnvidia-fatbinaryloader.so.390.87",
+                      "libnvidia-fatbinaryloader.so.390.87")
+    (f,) = by_rule(one(wheel), "driver-vendored")
+    assert f.file == "pkg/lib/libnvidia-fatbinaryloader.so.390.87" and f.subject == "libnvidia-fatbinaryloader.so"
+
+
 def test_the_usual_drivers_are_known():
     assert {"libcuda.so.1", "libnvidia-ml.so.1", "libOpenCL.so.1", "libvulkan.so.1"} <= system_drivers()
 

@@ -8,7 +8,7 @@ policy guarantees.
 
 A file the wheel ships is a system driver when it is a build of a listed one: the same stem and the same
 major version (libEGL.so.1.4.0 is libEGL.so.1; an unversioned libEGL.so, which SwiftShader and ANGLE ship
-for Chromium to load by path, is not glvnd's libEGL.so.1).
+for Chromium to load by path, is not glvnd's libEGL.so.1), or any version of one listed without a version.
 """
 
 from __future__ import annotations
@@ -49,10 +49,20 @@ def _stem_and_major(soname: str) -> tuple[str, str | None]:
     return m.group(1), name[m.end():].split(".", 1)[0] or None
 
 
-def _driver_builds(drivers: frozenset[str]) -> dict[tuple[str, str | None], str]:
-    """The drivers a shipped file may be a build of, by stem and major version, vendor-neutral loaders
-    (libOpenCL) aside: a wheel may ship those."""
-    return {_stem_and_major(d): d for d in sorted(drivers - driver_loaders())}
+class _DriverBuilds:
+    """The drivers a shipped file may be a build of, vendor-neutral loaders (libOpenCL) aside: a wheel may ship
+    those. A listed name with a version matches that major version; one without matches every version, since
+    such libraries are numbered by the driver's release (libnvidia-fatbinaryloader.so.390.87)."""
+
+    def __init__(self, drivers: frozenset[str]) -> None:
+        listed = sorted(drivers - driver_loaders())
+        self._by_major = {_stem_and_major(d): d for d in listed}
+        self._any_version = {stem: d for d in listed for stem, major in [_stem_and_major(d)] if major is None}
+
+    def of(self, soname: str) -> str | None:
+        """The driver ``soname`` (a file's soname, or its name when it has none) is a build of, or None."""
+        stem, major = _stem_and_major(soname)
+        return self._by_major.get((stem, major)) or self._any_version.get(stem)
 
 
 def runtime_candidates(elf: ElfInfo) -> list[str]:
@@ -73,7 +83,7 @@ def _allowed(ctx: CheckContext, soname: str) -> bool:
 
 def check_runtime_deps(ctx: CheckContext) -> Iterator[Finding | Fact]:
     drivers = drivers_of(ctx.policies or (ctx.policy,))
-    driver_builds = _driver_builds(drivers)
+    driver_builds = _DriverBuilds(drivers)
     shipped: dict[str, str] = {}
     stems: dict[str, str] = {}
     for elf in ctx.model.elves:
@@ -81,7 +91,7 @@ def check_runtime_deps(ctx: CheckContext) -> Iterator[Finding | Fact]:
             if name:
                 shipped.setdefault(name, elf.path)
                 stems.setdefault(_stem(name), elf.path)
-        driver = driver_builds.get(_stem_and_major(elf.soname or elf.path.rsplit("/", 1)[-1]))
+        driver = driver_builds.of(elf.soname or elf.path.rsplit("/", 1)[-1])
         if driver is not None:
             yield Finding(
                 "driver-vendored", "error", elf.path,
