@@ -55,9 +55,13 @@ class _DriverBuilds:
     such libraries are numbered by the driver's release (libnvidia-fatbinaryloader.so.390.87)."""
 
     def __init__(self, drivers: frozenset[str]) -> None:
-        listed = sorted(drivers - driver_loaders())
-        self._by_major = {_stem_and_major(d): d for d in listed}
-        self._any_version = {stem: d for d in listed for stem, major in [_stem_and_major(d)] if major is None}
+        self._by_major: dict[tuple[str, str | None], str] = {}
+        self._any_version: dict[str, str] = {}
+        for driver in sorted(drivers - driver_loaders()):
+            stem, major = _stem_and_major(driver)
+            self._by_major[stem, major] = driver
+            if major is None:
+                self._any_version[stem] = driver
 
     def of(self, soname: str) -> str | None:
         """The driver ``soname`` (a file's soname, or its name when it has none) is a build of, or None."""
