@@ -172,6 +172,12 @@ def test_mangling_helpers_on_known_names():
     assert short_name("_ZNKSt6vectorIiSaIiEEixEm") == "std::vector<…>::operator[]"
     assert short_name("_ZNK3foo3barplERKS_") == "foo::bar::operator+"
     assert short_name("_ZdlPv") == "operator delete"
+    # special names: the typeinfo (name) of short and bool is no std::string; of the old std::string it is;
+    # thunks and guard variables are about the function they name (c++filt: "virtual thunk to foo::bar(std::string
+    # const&)", "guard variable for f(std::string const&)::x")
+    assert not any(map(has_old_abi, ("_ZTSs", "_ZTSb", "_ZTIs", "_ZThn8_N3foo3barEv")))
+    assert all(map(has_old_abi, ("_ZTSSs", "_ZTISs", "_ZThn8_N3foo3barERKSs", "_ZTv0_n24_N3foo3barERKSs",
+                                 "_ZTch0_h16_N3foo5cloneERKSs", "_ZGVZ1fRKSsE1x")))
 
 
 def test_glibcxx_violation_gets_a_cxx_hint(abi_modules, tmp_path):
@@ -307,3 +313,20 @@ def test_an_executables_copy_relocated_cout_is_not_a_static_copy(build, tmp_path
     assert "_ZSt4cout" in dynamic_names(exe) and "libstdc++.so.6" in _needed(exe)  # defined here, by a copy relocation
     w = one(build_wheel(tmp_path, "hello", "1.0", TAG, {"hello-1.0.data/scripts/hello": exe}))
     assert not by_rule(w, "libstdcxx-exported")
+
+
+FUNDAMENTAL_TYPEINFO_SRC = """
+#include <string>
+#include <typeinfo>
+std::string join(const std::string &a, const std::string &b) { return a + b; }
+const char *name_of_short() { return typeid(short).name(); }
+"""
+
+
+def test_a_static_libstdcxx_exporting_the_typeinfo_of_short_is_not_mixed(build, tmp_path):
+    # a static libstdc++ defines the typeinfo of the fundamental types: _ZTSs is short's, not std::string's
+    lib = build.compile_c(FUNDAMENTAL_TYPEINFO_SRC, "libtypeinfo.so", cxx=True, flags=("-static-libstdc++", *abi_flag(1)))
+    assert "_ZTSs" in dynamic_names(lib)
+    w = one(build_wheel(tmp_path, "typeinfo", "1.0", TAG, {"pkg/libtypeinfo.so": lib}))
+    assert w.files[0].cxx_abi["abi"] == "new", w.files[0].cxx_abi
+    assert not by_rule(w, "cxx-abi-mixed") and by_rule(w, "libstdcxx-exported")

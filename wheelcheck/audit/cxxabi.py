@@ -35,8 +35,9 @@ _COW_STRING_INTERNALS = frozenset({"_ZNSs4_Rep20_S_empty_rep_storageE"})
 _STD_PREFIXES = ("_ZNSt", "_ZNKSt", "_ZSt", "_ZNSs", "_ZNKSs", "_ZNSb", "_ZNKSb", "_ZTISt", "_ZTSSt", "_ZTVSt",
                  "_ZTINSt", "_ZTSNSt", "_ZTVNSt", "_ZN9__gnu_cxx", "_ZNK9__gnu_cxx", "_ZN10__cxxabiv1",
                  "_ZTVN10__cxxabiv1", "_ZNSi", "_ZNSo", "_ZNSd", "_ZNKSi", "_ZNKSo", "_ZGVNSt")
-# std:: names a file may define as a copy of libstdc++'s code: its members, and their transaction-safe clones
-_LIBSTDCXX_DEFINES = _STD_PREFIXES + ("_ZGTtNSt", "_ZGTtNKSt")
+# std:: names a file may define as a copy of libstdc++'s code: its members, their transaction-safe clones, and the
+# typeinfo of the strings libstdc++ names by abbreviation (Ss: the old std::string; Sb: std::basic_string)
+_LIBSTDCXX_DEFINES = _STD_PREFIXES + ("_ZGTtNSt", "_ZGTtNKSt", "_ZTISs", "_ZTSSs", "_ZTISb", "_ZTSSb")
 
 
 @dataclass(frozen=True)

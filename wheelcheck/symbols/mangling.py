@@ -56,9 +56,35 @@ def has_new_abi(name: str) -> bool:
     return "St7__cxx11" in name or "B5cxx11" in name
 
 
+# Special names (Itanium C++ ABI 5.1.4) whose prefix is not part of the name they are about: the typeinfo
+# name of short is _ZTSs, whose "Ss" is no std::string; the typeinfo name of the old std::string is _ZTSSs
+_SPECIAL_PREFIXES = ("_ZTV", "_ZTT", "_ZTI", "_ZTS", "_ZTH", "_ZTW", "_ZGV", "_ZGR")
+
+
+def _encoding_start(name: str) -> int:
+    """Where the name a mangled symbol is about starts: after _Z, a special name's prefix, a thunk's offsets."""
+    if name.startswith(_SPECIAL_PREFIXES):
+        return 4
+    if name.startswith("_ZGTt"):  # transaction-safe clone
+        return 5
+    if name.startswith(("_ZTh", "_ZTv")):  # thunk: one call offset
+        return _after_call_offset(name, 3)
+    if name.startswith("_ZTc"):  # covariant thunk: two
+        return _after_call_offset(name, _after_call_offset(name, 4))
+    return 2
+
+
+def _after_call_offset(name: str, i: int) -> int:
+    """Past the call offset at ``i``: h<number>_ or v<number>_<number>_."""
+    for _ in range(2 if name[i:i + 1] == "v" else 1):
+        end = name.find("_", i)
+        i = end + 1 if end >= 0 else len(name)
+    return i
+
+
 def _tokens(name: str):
     """(kind, text) tokens: ('abbr', 'Ss'), ('name', 'list'), ... Skips what it does not model."""
-    i, n = 2, len(name)
+    i, n = _encoding_start(name), len(name)
     while i < n:
         c = name[i]
         if _is_digit(c):
