@@ -124,6 +124,25 @@ def test_a_dlopen_fallback_of_a_whitelisted_library_is_not_unguaranteed(build, t
     assert not by_rule(w, "dlopen-unguaranteed")
 
 
+def test_a_dlopen_fallback_of_a_driver_is_not_unguaranteed(build, tmp_path):
+    """vtk's glad loader tries libEGL.so.1, then libEGL.so: the first is the system's driver library."""
+    ext = build.compile_c(dlopen_candidates_source("egls", ("libEGL.so.1", "libEGL.so")), "egls.so", libs=("dl",))
+    w = one(build_wheel(tmp_path, "egls", "1.0", TAG, {EXT.format("egls"): ext}))
+    assert rows_of(w, EXT.format("egls")) == {"libEGL.so.1": "driver", "libEGL.so": "fallback"}
+    assert not by_rule(w, "dlopen-unguaranteed")
+
+
+def test_a_dlopen_fallback_of_a_needed_system_library_is_not_unguaranteed(build, tmp_path):
+    """open3d needs libGL.so.1 (NEEDED) and also names libGL.so: dlopen of the loaded name finds it. Here the
+    extension needs libz.so.1, which the policy allows, and names libz.so only."""
+    ext = build.compile_c(dlopen_candidates_source("needz", ("libz.so",)), "needz.so", libs=("dl", "z"),
+                          flags=("-Wl,--no-as-needed",))
+    w = one(build_wheel(tmp_path, "needz", "1.0", TAG, {EXT.format("needz"): ext}))
+    assert "libz.so.1" in w.files[0].needed
+    assert rows_of(w, EXT.format("needz")) == {"libz.so": "fallback"}
+    assert not by_rule(w, "dlopen-unguaranteed")
+
+
 @pytest.mark.parametrize("dlopened, member, message_end, fix", [
     # mysql-connector-python dlopens libkrb5.so and ships libkrb5.so.3: nothing was renamed
     ("libbar.so", "pkg/lib/libbar.so.3",

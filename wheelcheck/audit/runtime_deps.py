@@ -138,7 +138,10 @@ def _statuses(ctx: CheckContext, elf: ElfInfo, shipped: dict[str, str], drivers:
             statuses[soname] = "unguaranteed"
     # candidates tried in turn (blosc2 names libtcc.so and libtcc.so.1, and ships libtcc.so): when one name
     # of the library is there for sure, the others are only what the loop tries before or after it
-    found = {_stem(s) for s, st in statuses.items() if st in ("shipped", "allowed")}
+    found = {_stem(s) for s, st in statuses.items() if st in ("shipped", "allowed", "driver")}
+    # a system library the file needs already (libGL.so.1, NEEDED): its other names (libGL.so) are what a loop
+    # tries after it. Not a vendored copy: dlopen of the plain name misses its renamed soname
+    found |= {_stem(s) for s in elf.needed if s in drivers or _allowed(ctx, s)}
     return {s: "fallback" if st == "unguaranteed" and _stem(s) in found else st for s, st in statuses.items()}
 
 
