@@ -133,6 +133,25 @@ def test_foreign_library_loads_from_the_required_distribution(plugin_and_host, t
     assert proc.stdout.strip() == str(ALPHA_TIMES)
 
 
+def test_a_directory_named_like_a_required_family_is_only_a_guess(build, tmp_path):
+    """sherpa-onnx's RPATH names sherpa_onnx/lib/sherpa_onnx/lib, and it requires sherpa-onnx-core, which installs
+    into sherpa_onnx/lib: a directory named like a family member is no proof of where that member installs."""
+    alpha, _beta = build.alpha_beta()
+    ext = build.compile_c(extension_source("_ext", **USE_ALPHA), "_ext.so", libs=(alpha,),
+                          flags=("-Wl,-rpath,$ORIGIN/sub", "-Wl,--enable-new-dtags"))
+    wheel = build_wheel(tmp_path, "famdist", "1.0", f"{python_tag()}-{python_tag()}-linux_x86_64", {
+        "famdist/__init__.py": b"",
+        f"famdist/_ext{EXT_SUFFIX}": ext,
+        f"{dist_info('famdist', '1.0')}/METADATA": _metadata("famdist", ("famdist-core>=1.0",)),
+    })
+    report = audit_one(wheel)
+    (finding,) = by_rule(report, "external-library")
+    assert ("its RPATH leads to famdist/sub, named like famdist-core (in Requires-Dist), which may install it "
+            "there") in finding.message
+    assert "installs its files" not in finding.message
+    assert report.deserved_tag == auditwheel_show(wheel)["overall_tag"] == "linux_x86_64"
+
+
 @pytest.fixture(scope="module")
 def purelib(build, tmp_path_factory) -> Path:
     ext = build.compile_c(extension_source("_pure"), "_pure.so")

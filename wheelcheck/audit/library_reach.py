@@ -41,6 +41,7 @@ class ForeignDirectories:
     soname: str
     directories: tuple[str, ...]  # site-packages directories of the RPATH that the wheel does not ship
     required: tuple[str, ...]  # the Requires-Dist names that may install them (named like the directory)
+    exact: bool = True  # each directory's top is a required distribution's own name (torch/lib: torch)
 
 
 def shipped_copies(elves: list[ElfInfo]) -> dict[str, list[ElfInfo]]:
@@ -78,6 +79,7 @@ def foreign_directories(model: WheelModel, needer: ElfInfo, soname: str) -> Fore
     shipped_dirs = _shipped_directories(model.members, model.data_dir, model.root_is_purelib)
     directories: list[str] = []
     owners: list[str] = []
+    exact = True
     for entry in needer.rpath + needer.runpath:
         directory = rpath_directory(model, needer.path, entry)
         if directory is None or not directory.startswith("/sp/") or _ships_in(shipped_dirs, directory):
@@ -86,9 +88,11 @@ def foreign_directories(model: WheelModel, needer: ElfInfo, soname: str) -> Fore
         if named:
             directories.append(directory[len("/sp/"):])
             owners += named
+            exact = exact and canonicalize_name(directory[len("/sp/"):].split("/", 1)[0]) in named
     if not directories:
         return None
-    return ForeignDirectories(needer.path, soname, tuple(dict.fromkeys(directories)), tuple(dict.fromkeys(owners)))
+    return ForeignDirectories(needer.path, soname, tuple(dict.fromkeys(directories)), tuple(dict.fromkeys(owners)),
+                              exact)
 
 
 def _shipped_directories(members: tuple[str, ...], data_dir: str, root_is_purelib: bool) -> list[str]:
@@ -152,8 +156,11 @@ def why_missing(model: WheelModel, needer: ElfInfo | None, soname: str,
     foreign = foreign_directories(model, needer, soname)
     if foreign is not None:
         where, owners = ", ".join(foreign.directories), " or ".join(foreign.required)
-        return (f"needs {soname}, which the wheel does not provide; its RPATH leads to {where}, where "
-                f"{owners} (in Requires-Dist) installs its files",
+        # a directory named like another distribution's own package is where that one installs; one named
+        # like a family (sherpa_onnx/... for sherpa-onnx-core) is a guess: the family may install elsewhere
+        whose = (f"where {owners} (in Requires-Dist) installs its files" if foreign.exact else
+                 f"named like {owners} (in Requires-Dist), which may install it there")
+        return (f"needs {soname}, which the wheel does not provide; its RPATH leads to {where}, {whose}",
                 f"if {owners} provides it, accept it with --exclude '{soname}' (the loader finds it there "
                 f"once {owners} is installed); otherwise vendor it with `wheelcheck repair`")
     return plain
