@@ -35,7 +35,7 @@ def test_every_row_has_a_hash_and_a_small_cached_auditwheel_answer():
         assert digest and re.fullmatch(r"[0-9a-f]{64}", digest), filename
         answer = ANSWERS / (filename[:-4] + ".json")
         assert answer.is_file(), f"no auditwheel answer for {filename}: bench/differential.py --refresh-auditwheel"
-        assert answer.stat().st_size < 50_000
+        assert answer.stat().st_size < 100_000  # pyside6-essentials, with hundreds of Qt libraries, is 69 kB
         doc = json.loads(answer.read_text())
         assert doc["auditwheel"] == "6.8.2"
         assert (doc["show"] or {}).get("overall_tag") or doc["error"], filename
