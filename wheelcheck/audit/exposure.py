@@ -100,8 +100,8 @@ def exposure_of(elf: ElfInfo, top: int = 5) -> Exposure:
 
 
 def _carries_runtime(elf: ElfInfo, sentinels: tuple[str, ...]) -> bool:
-    """Is the libstdc++ runtime a file exports pieces of its own copy (a static libstdc++ or libsupc++)? Not when
-    the file uses the shared one and defines no exception runtime: then the pieces are libstdc++_nonshared.a's
+    """Does a file that exports pieces of libstdc++'s runtime carry a copy of its own (a static libstdc++ or
+    libsupc++)? Not when it uses the shared one and defines no exception runtime: then the pieces are libstdc++_nonshared.a's
     (gcc-toolset links the parts newer than the image's libstdc++ in from it) or an executable's copy
     relocations (std::cout defined in the executable, the library's copy unused)."""
     if not _EXCEPTION_RUNTIME.isdisjoint(sentinels):
