@@ -203,3 +203,16 @@ def test_real_library_is_recognised_by_its_family(family, library):
     assert set(fam.names) <= set(exported)
     counted = exposure_of(summarize(path.read_bytes(), library)).families[family]
     assert counted == len(family_members(exported, fam)) > 50 * fam.min_symbols
+
+
+# scip and MUMPS, built with gcc-toolset-14 against manylinux's older libgfortran, define the newer runtime's
+# _gfortran_os_error_at beside their NEEDED libgfortran.so.5, as libstdc++_nonshared.a does for C++
+def test_a_newer_libgfortran_piece_is_not_a_copy_of_libgfortran(build, tmp_path):
+    assert not _leaks(build, tmp_path, "pkg/libscip.so", ["_gfortran_os_error_at"])
+
+
+def test_a_static_libgfortran_is_still_one(build, tmp_path):
+    runtime = ["_gfortran_st_write", "_gfortran_st_write_done", "_gfortran_transfer_character_write",
+               "_gfortran_set_args", "_gfortran_set_options", "_gfortran_stop_string"]
+    (leak,) = _leaks(build, tmp_path, "pkg/libsolver.so", runtime)
+    assert f"exports {len(runtime)} libgfortran symbols" in leak.message
