@@ -216,3 +216,20 @@ def test_a_static_libgfortran_is_still_one(build, tmp_path):
                "_gfortran_set_args", "_gfortran_set_options", "_gfortran_stop_string"]
     (leak,) = _leaks(build, tmp_path, "pkg/libsolver.so", runtime)
     assert f"exports {len(runtime)} libgfortran symbols" in leak.message
+
+
+ZLIB_SHAPED = ["deflate", "deflateInit_", "deflateEnd", "inflate", "inflateInit_", "inflateEnd", "adler32", "crc32",
+               "compress2", "uncompress", "zlibVersion", "gzopen"]
+
+
+def test_a_programs_exports_are_an_info_a_librarys_a_warning(build, tmp_path):
+    """clang-tidy exports its LLVM for the plugins it loads: no Python process loads a program, so what it
+    exports meets only those. The same exports from a library are a warning."""
+    source = exporting_c(ZLIB_SHAPED) + "int main(void) { return 0; }\n"
+    program = build.compile_c(source, "tool", shared=False, flags=("-rdynamic",))
+    assert {n for n, _ in pyelftools_exports(program)} >= set(ZLIB_SHAPED)
+    w = one(build_wheel(tmp_path / "p", "tool", "1.0", TAG, {"tool-1.0.data/scripts/tool": program}))
+    (leak,) = by_rule(w, "leaked-library-symbols")
+    assert leak.severity == "info" and leak.subject == "zlib"
+    (lib_leak,) = _leaks(build, tmp_path, "pkg/libtool.so", ZLIB_SHAPED)
+    assert lib_leak.severity == "warning" and lib_leak.subject == "zlib"

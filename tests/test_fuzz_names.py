@@ -83,7 +83,24 @@ def test_the_reported_names():
 
 # The soname pattern _soname_matches replaces: right, but quadratic on a long run of "liblib..."
 _REGEX = re.compile(rb"lib[A-Za-z0-9_+\-][A-Za-z0-9_+.\-]*?\.so(?:\.[0-9]+)*(?=\x00)")
-_NOISE = (b"\x00", b"x", b"-", b"+", b"_", b".", b"/", b" ", b"%d", b"\xff", b"lib", b".so", b"lib.")
+_NAME_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+-.")
+_NOISE = (b"\x00", b"x", b"-", b"+", b"_", b".", b"/", b" ", b"%d", b"\xff", b"lib", b".so", b"lib.", b"ld-", b"-l:",
+          b"uC")
+
+
+def _regex_matches(data: bytes, start: int, end: int) -> list[bytes]:
+    """The regex's matches, less the names inside a loader's name (a run of name bytes starting "ld-") and
+    linker arguments ("-l:" just before), looked for byte by byte."""
+    out = []
+    for m in _REGEX.finditer(data, start, end):
+        run = m.start()
+        while run > start and data[run - 1] in _NAME_BYTES:
+            run -= 1
+        inside_loader = m.start() > run and data[run:run + 3] == b"ld-"
+        linker_argument = m.start() == run and data[max(start, run - 3):run] == b"-l:"
+        if not (inside_loader or linker_argument):
+            out.append(m.group())
+    return out
 _SONAME = st.builds(lambda stem, versions: b"lib" + stem + b".so" + b"".join(b"." + v for v in versions) + b"\x00",
                     st.sampled_from((b"", b"c", b"z", b"m", b"dl", b"rt", b"lib", b".x", b"-1", b"foo", b"a.so")),
                     st.lists(st.sampled_from((b"1", b"6", b"12", b"x", b"")), max_size=3))
@@ -92,10 +109,10 @@ _SONAME = st.builds(lambda stem, versions: b"lib" + stem + b".so" + b"".join(b".
 @given(st.lists(st.one_of(st.sampled_from(_NOISE), _SONAME), max_size=30).map(b"".join),
        st.integers(0, 8), st.integers(0, 8))
 def test_soname_matches_equal_the_regex(data, cut_start, cut_end):
-    """Linear-time matching finds exactly what the old regex found, at every segment boundary."""
+    """Linear-time matching finds exactly what the old regex found (less loader names and linker arguments), at
+    every segment boundary."""
     start, end = min(cut_start, len(data)), max(min(cut_start, len(data)), len(data) - cut_end)
-    expected = [m.group() for m in _REGEX.finditer(data, start, end)]
-    assert list(_soname_matches(data, start, end)) == expected
+    assert list(_soname_matches(data, start, end)) == _regex_matches(data, start, end)
 
 
 def test_soname_matches_short_names():
@@ -108,7 +125,15 @@ def test_soname_matches_short_names():
 
 def test_soname_matches_on_real_libraries(elf_seeds):
     for name, seed in elf_seeds.items():
-        assert list(_soname_matches(seed, 0, len(seed))) == [m.group() for m in _REGEX.finditer(seed)], name
+        assert list(_soname_matches(seed, 0, len(seed))) == _regex_matches(seed, 0, len(seed)), name
+
+
+def test_soname_matches_skip_loader_names_and_linker_arguments():
+    """A compiler driver's strings (clang-tidy, libclang): "ld-uClibc-mipsn8.so.0" and "ld-uClibc.so.0" are
+    dynamic loaders, not libc-mipsn8.so.0 and libc.so.0; "-l:libunwind.so" is a linker argument. A name merged
+    into the tail of another string ("xlibm.so") is still found."""
+    data = b"\x00ld-uClibc-mipsn8.so.0\x00ld-uClibc.so.0\x00-l:libunwind.so\x00xlibm.so\x00libz.so.1\x00"
+    assert list(_soname_matches(data, 0, len(data))) == [b"libm.so", b"libz.so.1"]
 
 
 @given(st.text(alphabet=st.sampled_from(["a", "/", ".", "\n", "\r", "\x1b", "\u2028", "\u2029", "\x85", "\x0b",

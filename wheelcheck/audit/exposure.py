@@ -168,12 +168,20 @@ def _family_findings(elf: ElfInfo, exp: Exposure, settings: ExposureSettings, ta
         if not fam.report or severity == "off" or owns(fam, elf.path, elf.soname) \
                 or settings.allowed(elf.path, fid):
             continue
+        if severity == "warning" and _is_program(elf):
+            severity = "info"
         yield Finding(
             "leaked-library-symbols", severity, elf.path,
             f"exports {count} {fam.title} symbol{'s' if count != 1 else ''} ({_names(exp.examples[fid])})",
             "hide it: -Wl,--exclude-libs,ALL (or a version script) when linking",
             symbols=exp.examples[fid], count=count, cause=f"exports {fam.title} symbols", subject=fam.title,
             explanation=f"A statically linked copy that other code in the process will bind to. {fam.note}")
+
+
+def _is_program(elf: ElfInfo) -> bool:
+    """An executable (an interpreter, no SONAME, no module init): no Python process loads it, so its exports
+    meet only the plugins it loads itself (clang-tidy exports its LLVM for them on purpose)."""
+    return elf.interpreter is not None and elf.soname is None and not elf.is_extension
 
 
 def _names(symbols, most: int = 3) -> str:

@@ -403,8 +403,18 @@ def _soname_matches(data: bytes, start: int, end: int):
         at = data.find(b"lib", run, stop - 1)  # "lib", then at least one byte before ".so"
         while at >= 0 and data[at + 3] == 0x2E:  # "lib." is no library name: try the next "lib"
             at = data.find(b"lib", at + 1, stop - 1)
-        if at >= 0:
+        if at >= 0 and not _not_dlopen_argument(data, start, run, at):
             yield bytes(data[at:tail.end()])
+
+
+def _not_dlopen_argument(data: bytes, start: int, run: int, at: int) -> bool:
+    """Is the name found at ``at`` (in the run of name bytes from ``run``) part of what a compiler driver lists,
+    not a dlopen argument: inside a dynamic loader's name ("libc.so.0" of "ld-uClibc.so.0", "libc-mipsn8.so.0"
+    of "ld-uClibc-mipsn8.so.0": clang's driver names them, libclang and clang-tidy hold them), or a linker
+    argument ("-l:libunwind.so")?"""
+    if at > run:
+        return data.startswith(b"ld-", run)
+    return data[max(start, run - 3):run] == b"-l:"
 
 
 def _run_start(data: bytes, start: int, stop: int) -> int:
