@@ -36,8 +36,7 @@ def drivers_of(policies) -> frozenset[str]:
 
 
 def _stem(soname: str) -> str:
-    m = _STEM.match(unhashed(soname))
-    return m.group(1) if m else soname
+    return _stem_and_major(soname)[0]
 
 
 def _stem_and_major(soname: str) -> tuple[str, str | None]:

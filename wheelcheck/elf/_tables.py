@@ -181,7 +181,6 @@ class StringTable:
                 names[i] = self.get(offsets[i])  # longer than the overlap: read on its own
 
 
-
 def _indices_of(part: int, part_of: bytes) -> list[int]:
     """The positions of byte ``part`` in ``part_of``, ascending: a search at C speed that makes an index object
     only where it matches (not one per position, as compressing a range does), for one part at a time."""

@@ -132,7 +132,11 @@ def _has_prefix(name: str, prefixes: tuple[str, ...]) -> bool:
 
 def _kept(family: Family, name: str) -> bool:
     """Not taken out of the family by its exclude_prefixes or exclude_patterns."""
-    return not name.startswith(family.exclude_prefixes) and not any(p.match(name) for p in family.exclude_patterns)
+    return not name.startswith(family.exclude_prefixes) and not _excluded_by_pattern(family, name)
+
+
+def _excluded_by_pattern(family: Family, name: str) -> bool:
+    return any(p.match(name) for p in family.exclude_patterns)
 
 
 _CXX_GROUP = re.compile(r"_Z(?:N[KVRO]*|T[VISTh]N?|GVN|ZN[KVRO]*)?(St|([0-9]+))")
@@ -198,5 +202,5 @@ def family_members(sorted_names: list[str], family: Family) -> set[str]:
         for pattern in family.patterns:
             out.update(filter(pattern.match, candidates))
     if family.exclude_patterns:
-        out = {n for n in out if not any(p.match(n) for p in family.exclude_patterns)}
+        out = {n for n in out if not _excluded_by_pattern(family, n)}
     return out

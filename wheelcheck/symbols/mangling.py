@@ -173,16 +173,15 @@ def short_name(name: str) -> str:
             i += 2
             continue
         operator = _OPERATORS.get(name[i:i + 2])
-        if _is_digit(c) or operator is not None:
-            if operator is not None:  # ends the name like a source name: its template arguments may follow
-                parts.append("operator" + operator)
-                i += 2
-            else:
-                start, end = source_name_span(name, i)
-                if end > len(name):
-                    return name
-                parts.append(name[start:end])
-                i = end
+        if operator is not None:  # ends the name like a source name: its template arguments may follow
+            parts.append("operator" + operator)
+            i += 2
+        elif _is_digit(c):
+            start, end = source_name_span(name, i)
+            if end > len(name):
+                return name
+            parts.append(name[start:end])
+            i = end
         elif c == "I" and parts:
             i = _skip_balanced(name, i)
             parts[-1] += "<…>"
