@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.repair_scenario import EXT_SUFFIX, python_tag
-from tests.fixtures.sources import ALPHA_TIMES, USE_ALPHA, extension_source
+from tests.fixtures.sources import ALPHA_TIMES, extension_source
 from tests.fixtures.wheels import build_wheel, dist_info
 from tests.helpers import audit_one, auditwheel_show, by_rule, import_and_call, make_venv, pip_install, repair_json
 
@@ -36,8 +36,7 @@ def _metadata(name: str, requires: tuple[str, ...] = ()) -> bytes:
 @pytest.fixture(scope="module")
 def unreachable(build, tmp_path_factory) -> Path:
     alpha, beta = build.alpha_beta()
-    ext = build.compile_c(extension_source("_reach", **USE_ALPHA), "_reach.so", libs=(alpha,),
-                          flags=("-Wl,-rpath,$ORIGIN", "-Wl,--enable-new-dtags"))
+    ext = build.alpha_extension("_reach", alpha, "$ORIGIN")
     tag = python_tag()
     return build_wheel(tmp_path_factory.mktemp("unreachable"), "reach", "1.0", f"{tag}-{tag}-linux_x86_64", {
         "pkg/__init__.py": b"",
@@ -101,8 +100,7 @@ def plugin_and_host(build, tmp_path_factory) -> tuple[Path, Path]:
         "hostdist/lib/libbeta.so.1": beta,
         f"{dist_info('hostdist', '1.0')}/METADATA": _metadata("hostdist"),
     })
-    ext = build.compile_c(extension_source("_plug", **USE_ALPHA), "_plug.so", libs=(alpha,),
-                          flags=("-Wl,-rpath,$ORIGIN/../hostdist/lib", "-Wl,--disable-new-dtags"))
+    ext = build.alpha_extension("_plug", alpha, "$ORIGIN/../hostdist/lib", new_dtags=False)
     plugin = build_wheel(root, "plugin", "1.0", f"{tag}-{tag}-linux_x86_64", {
         "plugin/__init__.py": b"",
         f"plugin/_plug{EXT_SUFFIX}": ext,
@@ -137,8 +135,7 @@ def test_a_directory_named_like_a_required_family_is_only_a_guess(build, tmp_pat
     """sherpa-onnx's RPATH names sherpa_onnx/lib/sherpa_onnx/lib, and it requires sherpa-onnx-core, which installs
     into sherpa_onnx/lib: a directory named like a family member is no proof of where that member installs."""
     alpha, _beta = build.alpha_beta()
-    ext = build.compile_c(extension_source("_ext", **USE_ALPHA), "_ext.so", libs=(alpha,),
-                          flags=("-Wl,-rpath,$ORIGIN/sub", "-Wl,--enable-new-dtags"))
+    ext = build.alpha_extension("_ext", alpha, "$ORIGIN/sub")
     wheel = build_wheel(tmp_path, "famdist", "1.0", f"{python_tag()}-{python_tag()}-linux_x86_64", {
         "famdist/__init__.py": b"",
         f"famdist/_ext{EXT_SUFFIX}": ext,

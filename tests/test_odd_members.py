@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.repair_scenario import EXT_SUFFIX, python_tag
-from tests.fixtures.sources import ALPHA_TIMES, LIBALPHA_SRC, USE_ALPHA, extension_source
+from tests.fixtures.sources import ALPHA_TIMES, LIBALPHA_SRC, extension_source
 from tests.fixtures.wheels import build_wheel
 from tests.helpers import audit_one, auditwheel_show, by_rule, import_and_call, make_venv, pip_install, run_cli
 
@@ -40,8 +40,7 @@ def _needs_alpha_by_its_soname(build) -> dict[str, bytes]:
     ``pkg/lib/libalpha.so.1``: members of a wheel in which no file is named what the extension needs."""
     _, beta = build.alpha_beta()
     alpha = build.compile_c(LIBALPHA_SRC, "libalpha.so", flags=("-Wl,-soname,libalpha.so",), libs=(beta,))
-    ext = build.compile_c(extension_source("_needs", **USE_ALPHA), "_needs.so", libs=(alpha,),
-                          flags=("-Wl,-rpath,$ORIGIN/lib", "-Wl,--disable-new-dtags"))
+    ext = build.alpha_extension("_needs", alpha, "$ORIGIN/lib", new_dtags=False)
     return {"pkg/__init__.py": b"", f"pkg/_needs{EXT_SUFFIX}": ext.read_bytes(),
             "pkg/lib/libalpha.so.1": alpha.read_bytes(), "pkg/lib/libbeta.so.1": beta.read_bytes()}
 
@@ -50,8 +49,7 @@ def _needs_alpha_by_its_soname(build) -> dict[str, bytes]:
 def dev_link(build, tmp_path_factory) -> Path:
     """``pkg/lib/libalpha.so`` is a link to ``libalpha.so.1``, which the extension needs by its soname."""
     alpha, beta = build.alpha_beta()
-    ext = build.compile_c(extension_source("_linked", **USE_ALPHA), "_linked.so", libs=(alpha,),
-                          flags=("-Wl,-rpath,$ORIGIN/lib", "-Wl,--disable-new-dtags"))
+    ext = build.alpha_extension("_linked", alpha, "$ORIGIN/lib", new_dtags=False)
     tag = python_tag()
     return build_wheel(tmp_path_factory.mktemp("devlink"), "devlink", "1.0", f"{tag}-{tag}-linux_x86_64", {
         "pkg/__init__.py": b"",
