@@ -18,6 +18,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import partial
+from itertools import compress
 
 from wheelcheck.elf import _tables
 from wheelcheck.elf._elf_layout import (HEADER_SIZE, PF_W, PF_X, PT_DYNAMIC, PT_GNU_STACK, PT_INTERP, PT_LOAD,
@@ -26,7 +27,7 @@ from wheelcheck.elf._elf_layout import (HEADER_SIZE, PF_W, PF_X, PT_DYNAMIC, PT_
 from wheelcheck.elf._kept_bytes import FILE_PIECE, WINDOW, Reread, SparseFile, pread_range
 from wheelcheck.elf._string_scan import SpanScanner
 from wheelcheck.elf.arch import arch_of, x86_isa_level
-from wheelcheck.elf.elf_info import ElfInfo, SymbolTable, VersionNeed
+from wheelcheck.elf.elf_info import ElfInfo, SymbolTable, VersionNeed, mask_and
 from wheelcheck.elf.version_strings import VersionScanner, version_symbols
 from wheelcheck.errors import BadElfError, ElfFormatError
 
@@ -485,6 +486,7 @@ def _read_dynamic(sparse: SparseFile, dynamic: tuple[int, int], loads, elf_class
 
 
 _STT_OBJECT = 1
+_IS_OBJECT = bytes(1 if b & 0xF == _STT_OBJECT else 0 for b in range(256))  # st_info -> 1 for STT_OBJECT
 _VERSION_VALUE = re.compile(rb"[ -~]{1,63}")
 
 
@@ -497,7 +499,10 @@ def _symbol_versions(sparse: SparseFile, amap, symtab_offset: int, symtab: Symbo
     few bytes, and only in the files that export such a symbol)."""
     out = []
     entsize, value_at, fmt = (24, 8, "Q") if elf_class == 64 else (16, 4, "I")
-    for name in sorted(version_symbols()):
+    # only names some defined data symbol has are looked up: a scan of the whole table per name (a library may
+    # have 400,000 symbols) is made for the few files that export one
+    objects = compress(symtab.names, mask_and(symtab.defined, symtab.info.translate(_IS_OBJECT)))
+    for name in sorted(version_symbols().intersection(objects)):
         i = symtab.position(name)
         if i is None or not symtab.defined[i] or symtab.info[i] & 0xF != _STT_OBJECT:
             continue
