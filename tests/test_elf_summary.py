@@ -176,3 +176,15 @@ def test_a_bug_in_the_reader_is_not_reported_as_a_malformed_file(build, monkeypa
     monkeypatch.setattr(_tables, "read_symbols", broken)
     with pytest.raises(KeyError, match="a bug"):
         summarize(lib.read_bytes(), "libuser.so.1")
+
+
+def test_version_symbol_is_read_only_from_a_defined_data_symbol(build):
+    """``sqlite3_version=...`` comes from an exported data symbol's value; a file that only uses the symbol, or
+    defines a function of that name, states no version."""
+    definer = build.compile_c('const char sqlite3_version[] = "3.45.1";\n', "libdefines.so")
+    user = build.compile_c("extern const char sqlite3_version[];\nconst char *v(void) { return sqlite3_version; }\n",
+                           "libuses.so")
+    function = build.compile_c('const char *sqlite3_version(void) { return "3.45.1"; }\n', "libfunction.so")
+    assert "sqlite3_version=3.45.1" in summarize(definer.read_bytes(), "libdefines.so").version_strings
+    for lib in (user, function):
+        assert not [s for s in summarize(lib.read_bytes(), lib.name).version_strings if s.startswith("sqlite3_")]
