@@ -26,6 +26,14 @@ _LINKER_MADE = frozenset({"_init", "_fini", "_edata", "_end", "__bss_start", "_e
 # What only a copy of libstdc++'s runtime defines, never its pieces from libstdc++_nonshared.a
 _EXCEPTION_RUNTIME = frozenset({"__gxx_personality_v0", "__cxa_throw", "__cxa_begin_catch", "__cxa_allocate_exception"})
 
+# libstdc++'s own unique objects, which any C++ file using its headers defines (std::make_shared's
+# _Sp_make_shared_tag::_S_ti()::__tag, basic_string::npos, __to_chars_10_impl::__digits): constants the same in
+# every build, which libstdc++.so.6 exports as unique itself, and which libstdc++'s headers give default
+# visibility whatever -fvisibility says. Members, local statics and guard variables of std:: and __gnu_cxx::.
+_LIBSTDCXX_UNIQUE = ("_ZNSt", "_ZNSs", "_ZNSb", "_ZZNSt", "_ZZNKSt", "_ZZSt", "_ZGVNSt", "_ZGVZNSt", "_ZGVZNKSt",
+                     "_ZGVZSt", "_ZN9__gnu_cxx", "_ZZN9__gnu_cxx", "_ZZNK9__gnu_cxx", "_ZGVN9__gnu_cxx",
+                     "_ZGVZN9__gnu_cxx")
+
 # What an extension module exports by design: init functions (a Rust or C module may define several, one
 # per submodule) and Cython's per-module __pyx_module_is_main_<name> flag.
 _MODULE_API = ("PyInit_", "_cffi_pypyinit_", "__pyx_module_is_main_")
@@ -125,13 +133,14 @@ def check_exposure(ctx: CheckContext) -> Iterator[Finding | Fact]:
         yield Fact(elf.path, "exposure", exp.to_fact())
         yield from _extension_findings(elf, exp, settings)
         yield from _family_findings(elf, exp, settings, table)
-        if exp.unique:
+        own_unique = tuple(n for n in exp.unique if not n.startswith(_LIBSTDCXX_UNIQUE))
+        if own_unique:
             yield Finding(
                 "gnu-unique-symbols", "warning", elf.path,
-                f"exports {len(exp.unique)} STB_GNU_UNIQUE symbol{'s' if len(exp.unique) != 1 else ''}",
+                f"exports {len(own_unique)} STB_GNU_UNIQUE symbol{'s' if len(own_unique) != 1 else ''}",
                 "build with -fvisibility=hidden -fvisibility-inlines-hidden (or -fno-gnu-unique) so inline "
                 "functions' static locals and template static members stay private",
-                symbols=exp.unique, count=len(exp.unique), cause="exports STB_GNU_UNIQUE symbols",
+                symbols=own_unique, count=len(own_unique), cause="exports STB_GNU_UNIQUE symbols",
                 explanation="One copy per process even under RTLD_LOCAL, and the file can never be unloaded.")
         if exp.sentinels and not owns(table["libstdcxx"], elf.path, elf.soname) and _carries_runtime(elf, exp.sentinels):
             yield Finding(

@@ -119,8 +119,17 @@ def check_runtime_deps(ctx: CheckContext) -> Iterator[Finding | Fact]:
                 f"may load the system driver librar{'ies' if len(driver_hits) > 1 else 'y'} "
                 f"{', '.join(driver_hits)} at run time (named in its read-only data)",
                 "nothing to vendor: the system provides it", count=len(driver_hits))
-        for soname in (s for s, st in statuses.items() if st == "unguaranteed"):
-            yield _unguaranteed(elf, soname, shipped_as=stems.get(_stem(soname)))
+        for names in _by_library([s for s, st in statuses.items() if st == "unguaranteed"]):
+            yield _unguaranteed(elf, names, shipped_as=stems.get(_stem(names[0])))
+
+
+def _by_library(sonames: list[str]) -> list[list[str]]:
+    """``sonames`` grouped by library (libasound.so.2 and libasound.so: one backend a loop tries by both names),
+    in order of first appearance, the names with a version first."""
+    groups: dict[str, list[str]] = {}
+    for soname in sonames:
+        groups.setdefault(_stem(soname), []).append(soname)
+    return [sorted(names, key=lambda n: _stem_and_major(n)[1] is None) for names in groups.values()]
 
 
 def _statuses(ctx: CheckContext, elf: ElfInfo, shipped: dict[str, str], drivers: frozenset[str]) -> dict[str, str]:
@@ -144,22 +153,27 @@ def _statuses(ctx: CheckContext, elf: ElfInfo, shipped: dict[str, str], drivers:
     return {s: "fallback" if st == "unguaranteed" and _stem(s) in found else st for s, st in statuses.items()}
 
 
-def _unguaranteed(elf: ElfInfo, soname: str, shipped_as: str | None) -> Finding:
-    """dlopen-unguaranteed for ``soname``; ``shipped_as``: a file of the wheel with another name of that library."""
-    cause = f"may load {soname} at run time (named in its read-only data, not in NEEDED)"
+def _unguaranteed(elf: ElfInfo, names: list[str], shipped_as: str | None) -> Finding:
+    """dlopen-unguaranteed for the library named ``names`` (one or more names of it); ``shipped_as``: a file of the
+    wheel with another name of that library."""
+    soname = names[0]
+    also = f" (or {', '.join(names[1:])})" if len(names) > 1 else ""
+    cause = f"may load {soname}{also} at run time (named in its read-only data, not in NEEDED)"
     extra, fix = "", ("ship it in the wheel and load it by path ($ORIGIN), make the feature optional with a clear "
                       "error, or declare it in the policy (drivers / lib_whitelist) if the system guarantees it")
     if shipped_as is not None:
         name = shipped_as.rsplit("/", 1)[-1]
-        if unhashed(name) != name and _stem_and_major(name) == _stem_and_major(soname):
+        # the name of the same version as the shipped file, when the file names it
+        missed = next((n for n in names if _stem_and_major(n) == _stem_and_major(name)), soname)
+        if unhashed(name) != name and _stem_and_major(name) == _stem_and_major(missed):
             # auditwheel's graft of it: libgmp.so.10 (libgmp.so.10.5.0) became libgmp-8c6c054f.so.10.5.0
             extra = (f"; the wheel ships it renamed to {name} (a repaired wheel's hashed name), which "
-                     f"dlopen(\"{soname}\") will not find")
-            fix = f"load {shipped_as} by path ($ORIGIN), or ship it under its own name {soname}"
+                     f"dlopen(\"{missed}\") will not find")
+            fix = f"load {shipped_as} by path ($ORIGIN), or ship it under its own name {missed}"
         else:  # mysql-connector-python ships libkrb5.so.3 and dlopens libkrb5.so
             extra = (f"; the wheel ships {name}, the library under another version's name, which "
-                     f"dlopen(\"{soname}\") will not find")
-            fix = f"load the name the wheel ships ({name}, or {shipped_as} by path), or ship the library as {soname}"
+                     f"dlopen(\"{missed}\") will not find")
+            fix = f"load the name the wheel ships ({name}, or {shipped_as} by path), or ship the library as {missed}"
     return Finding(
         "dlopen-unguaranteed", "warning", elf.path, cause + extra, fix, cause=cause, subject=soname,
         explanation="Neither the wheel nor the policy provides it, so it is there only if the user "
