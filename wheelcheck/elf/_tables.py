@@ -211,8 +211,8 @@ def count_symbols(sparse: SparseFile, amap: AddressMap, tags: dict[str, int], el
                                  f"of the file")
         last = max((max(_words(sparse.read(at, min(4 * _WORDS, chain_off - at)), "I", endian), default=0)
                     for at in range(buckets_off, chain_off, 4 * _WORDS)), default=0)
-        if last < symoffset:
-            return symoffset
+        if last < symoffset:  # nothing is hashed: symoffset counts only what ld says it skipped
+            return max(symoffset, _count_from_layout(sparse, amap, tags, elf_class, endian, hash_word))
         # the chain of the last bucket ends at the first word with bit 0 set: find it at C speed in the
         # bytes that hold bit 0 of each word (the first byte of a little-endian word, the last of a big one)
         word, first, want = chain_off + 4 * (last - symoffset), last, 64
@@ -233,6 +233,39 @@ def count_symbols(sparse: SparseFile, amap: AddressMap, tags: dict[str, int], el
 
 
 _ODD = bytes(i & 1 for i in range(256))
+# the tables a linker puts beside .dynsym: one of them starts where it ends
+_NEIGHBOURS = ("DT_STRTAB", "DT_VERSYM", "DT_GNU_HASH", "DT_HASH", "DT_VERNEED", "DT_VERDEF")
+
+
+def _count_from_layout(sparse: SparseFile, amap: AddressMap, tags: dict[str, int], elf_class: int, endian: str,
+                       hash_word: int) -> int:
+    """The .dynsym entries of a file whose DT_GNU_HASH hashes none of them (an executable exporting nothing):
+    GNU ld then writes the header 1, 1, 1, 0 whatever the table holds. DT_HASH counts them where there is one;
+    else the table ends where the next table beside it begins (GNU ld: .dynstr; lld: .gnu.version), each entry
+    read there naming a string of .dynstr (the first that does not ends the count); 0 when neither tells."""
+    if "DT_HASH" in tags:
+        off = amap.offset(tags["DT_HASH"])
+        return struct.unpack(endian + ("QQ" if hash_word == 8 else "II"), sparse.read(off, 2 * hash_word))[1]
+    entsize = 24 if elf_class == 64 else 16
+    start = amap.offset(tags["DT_SYMTAB"])
+    after = [at for at in (amap.offset(tags[t]) for t in _NEIGHBOURS if t in tags) if at > start]
+    if not after or (min(after) - start) % entsize:
+        return 0
+    count = (min(after) - start) // entsize
+    if "DT_VERSYM" in tags:  # one 16-bit entry per symbol: where it too ends before its neighbour, the lesser
+        versym = amap.offset(tags["DT_VERSYM"])
+        beyond = [at for at in (amap.offset(tags[t]) for t in _NEIGHBOURS if t in tags) if at > versym]
+        if beyond:
+            count = min(count, (min(beyond) - versym) // 2)
+    strsz = tags.get("DT_STRSZ", 0)
+    step = _WORDS // (entsize // 4)  # entries read at a time: what is not a symbol ends the count early
+    for first in range(0, count, step):
+        entries = min(step, count - first)
+        names = _words(sparse.read(start + first * entsize, entries * entsize), "I", endian)[::entsize // 4]
+        bad = next((i for i, name in enumerate(names) if name >= strsz), None)  # st_name, the first word
+        if bad is not None:
+            return first + bad
+    return count
 
 
 def read_symbols(sparse: SparseFile, offset: int, count: int, elf_class: int, endian: str) -> SymbolColumns:
