@@ -91,3 +91,21 @@ def test_rule_settings_turn_a_rule_off(build, tmp_path):
     policy = bundled_policy_with(tmp_path / "lenient.json", rules={"executable-stack": "off"})
     w = one(wheel, policy_file=policy)
     assert not by_rule(w, "executable-stack") and w.passed
+
+
+@pytest.mark.parametrize("value", ["$ORIGIN/../lib:", ":$ORIGIN/../lib", "$ORIGIN/../lib::$ORIGIN"])
+def test_an_empty_search_path_entry_is_the_working_directory(build, tmp_path, value):
+    """clangd 22.1.1's RUNPATH is "$ORIGIN/../lib:": glibc searches the empty entry as the working directory. The
+    program here finds libcwd.so only when started from the directory that holds it."""
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    lib = build.compile_c("int cwd_answer(void) { return 42; }\n", "libcwd.so", flags=("-Wl,-soname,libcwd.so",))
+    (cwd / "libcwd.so").write_bytes(lib.read_bytes())
+    program = build.compile_c("int cwd_answer(void);\nint main(void) { return cwd_answer() == 42 ? 0 : 1; }\n",
+                              "tool", shared=False, libs=(lib,),
+                              flags=(f"-Wl,-rpath,{value}", "-Wl,--enable-new-dtags"))
+    assert subprocess.run([str(program)], cwd=cwd).returncode == 0
+    assert subprocess.run([str(program)], cwd=tmp_path, capture_output=True).returncode != 0
+    w = one(build_wheel(tmp_path / "w", "tool", "1.0", TAG, {"tool-1.0.data/scripts/tool": program}))
+    (f,) = by_rule(w, "rpath-relative")
+    assert f.message == f"RUNPATH {value} has an empty entry, which the loader reads as the process's working directory"

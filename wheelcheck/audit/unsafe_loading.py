@@ -66,6 +66,12 @@ def _search_paths(model: WheelModel, elf: ElfInfo) -> Iterator[Finding]:
             finding = _judge_entry(model, elf, tag, entry)
             if finding is not None:
                 yield finding
+    for tag, value in elf.empty_search_entries:
+        yield Finding(
+            "rpath-relative", "warning", elf.path,
+            f"{tag} {value} has an empty entry, which the loader reads as the process's working directory",
+            "drop the stray ':' (an empty -rpath argument, or a list joined with an empty item)",
+            subject=f"{tag} {value}")
 
 
 def _judge_entry(model: WheelModel, elf: ElfInfo, tag: str, entry: str) -> Finding | None:

@@ -169,6 +169,9 @@ class ElfInfo:
     needed: tuple[str, ...] = ()
     rpath: tuple[str, ...] = ()
     runpath: tuple[str, ...] = ()
+    # (RPATH or RUNPATH, its value) for each value with an empty entry (a ":" at either end, or "::"): glibc
+    # searches the working directory there; rpath and runpath above hold the non-empty entries only
+    empty_search_entries: tuple[tuple[str, str], ...] = ()
     version_needs: tuple[VersionNeed, ...] = ()
     version_defs: tuple[str, ...] = ()
     symtab: SymbolTable = field(default_factory=SymbolTable, repr=False)

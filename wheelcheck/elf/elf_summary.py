@@ -467,6 +467,9 @@ def _read_dynamic(sparse: SparseFile, dynamic: tuple[int, int], loads, elf_class
     def paths(tag: str) -> tuple[str, ...]:
         return tuple(p for entry in strings(tag) for p in entry.split(":") if p)
 
+    def with_gaps(tag: str) -> tuple[str, ...]:  # ":" at either end or "::": an empty entry, the working directory
+        return tuple(entry for entry in strings(tag) if entry and "" in entry.split(":"))
+
     soname = strings("DT_SONAME")
     out = dict(
         has_dynamic=True,
@@ -474,6 +477,8 @@ def _read_dynamic(sparse: SparseFile, dynamic: tuple[int, int], loads, elf_class
         needed=strings("DT_NEEDED"),
         rpath=paths("DT_RPATH"),
         runpath=paths("DT_RUNPATH"),
+        empty_search_entries=tuple(("RPATH", e) for e in with_gaps("DT_RPATH")) +
+        tuple(("RUNPATH", e) for e in with_gaps("DT_RUNPATH")),
         textrel="DT_TEXTREL" in tags or bool(tags.get("DT_FLAGS", 0) & DF_TEXTREL),
     )
     if strtab is None or "DT_SYMTAB" not in tags:
