@@ -225,11 +225,13 @@ def count_symbols(sparse: SparseFile, amap: AddressMap, tags: dict[str, int], el
             if ends >= 0:
                 return last + ends + 1
             last, word, want = last + count, word + 4 * count, min(4 * want, _WORDS)
-    if "DT_HASH" in tags:
-        off = amap.offset(tags["DT_HASH"])
-        _nbucket, nchain = struct.unpack(endian + ("QQ" if hash_word == 8 else "II"), sparse.read(off, 2 * hash_word))
-        return nchain
-    return 0
+    return _nchain(sparse, amap, tags, endian, hash_word) if "DT_HASH" in tags else 0
+
+
+def _nchain(sparse: SparseFile, amap: AddressMap, tags: dict[str, int], endian: str, hash_word: int) -> int:
+    """DT_HASH's chain count: one per symbol."""
+    off = amap.offset(tags["DT_HASH"])
+    return struct.unpack(endian + ("QQ" if hash_word == 8 else "II"), sparse.read(off, 2 * hash_word))[1]
 
 
 _ODD = bytes(i & 1 for i in range(256))
@@ -244,19 +246,19 @@ def _count_from_layout(sparse: SparseFile, amap: AddressMap, tags: dict[str, int
     else the table ends where the next table beside it begins (GNU ld: .dynstr; lld: .gnu.version), each entry
     read there naming a string of .dynstr (the first that does not ends the count); 0 when neither tells."""
     if "DT_HASH" in tags:
-        off = amap.offset(tags["DT_HASH"])
-        return struct.unpack(endian + ("QQ" if hash_word == 8 else "II"), sparse.read(off, 2 * hash_word))[1]
+        return _nchain(sparse, amap, tags, endian, hash_word)
     entsize = 24 if elf_class == 64 else 16
     start = amap.offset(tags["DT_SYMTAB"])
-    after = [at for at in (amap.offset(tags[t]) for t in _NEIGHBOURS if t in tags) if at > start]
-    if not after or (min(after) - start) % entsize:
+    starts = [amap.offset(tags[t]) for t in _NEIGHBOURS if t in tags]
+    end = min((at for at in starts if at > start), default=None)
+    if end is None or (end - start) % entsize:
         return 0
-    count = (min(after) - start) // entsize
+    count = (end - start) // entsize
     if "DT_VERSYM" in tags:  # one 16-bit entry per symbol: where it too ends before its neighbour, the lesser
         versym = amap.offset(tags["DT_VERSYM"])
-        beyond = [at for at in (amap.offset(tags[t]) for t in _NEIGHBOURS if t in tags) if at > versym]
-        if beyond:
-            count = min(count, (min(beyond) - versym) // 2)
+        versym_end = min((at for at in starts if at > versym), default=None)
+        if versym_end is not None:
+            count = min(count, (versym_end - versym) // 2)
     strsz = tags.get("DT_STRSZ", 0)
     step = _WORDS // (entsize // 4)  # entries read at a time: what is not a symbol ends the count early
     for first in range(0, count, step):
