@@ -85,6 +85,15 @@ def test_rpath_entries(build, tmp_path, entry, rule, severity):
     assert w.passed == (severity != "error")
 
 
+def test_an_entry_listed_twice_is_one_finding(build, tmp_path):
+    """A build system that adds its -rpath again (the linker keeps both): one finding for the one entry."""
+    ext = build.compile_c(extension_source("rp"), "rp.so", flags=("-Wl,-rpath,/opt/build/lib:/opt/build/lib",))
+    assert "[/opt/build/lib:/opt/build/lib]" in readelf("-d", ext)
+    w = one(build_wheel(tmp_path, "rp", "1.0", TAG, {EXT.format("rp"): ext}))
+    (f,) = by_rule(w, "rpath-absolute")
+    assert "/opt/build/lib" in f.message
+
+
 def test_rule_settings_turn_a_rule_off(build, tmp_path):
     ext = build.compile_c(extension_source("stacky"), "stacky.so", flags=("-Wl,-z,execstack",))
     wheel = build_wheel(tmp_path, "stacky", "1.0", TAG, {EXT.format("stacky"): ext})

@@ -62,7 +62,7 @@ def _stack(elf: ElfInfo, musl: bool) -> Iterator[Finding]:
 
 def _search_paths(model: WheelModel, elf: ElfInfo) -> Iterator[Finding]:
     for tag, entries in (("RPATH", elf.rpath), ("RUNPATH", elf.runpath)):
-        for entry in entries:
+        for entry in dict.fromkeys(entries):  # an entry listed twice (a build system adding it again) is one finding
             finding = _judge_entry(model, elf, tag, entry)
             if finding is not None:
                 yield finding
