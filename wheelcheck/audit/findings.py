@@ -15,7 +15,8 @@ __all__ = ["Finding", "FileReport", "WheelReport", "AuditReport", "SEVERITIES", 
            "rule_why"]
 
 SCHEMA_VERSION = 2  # bumped on a change that is not an addition
-SCHEMA_MINOR = 2  # bumped on each addition: 1 added the wheels' components (bill of materials), 2 the dlopen status fallback
+SCHEMA_MINOR = 3  # bumped on each addition: 1 added the wheels' components (bill of materials), 2 the dlopen status
+# fallback, 3 the dlopen status no-loader
 SEVERITIES = ("info", "warning", "error")
 
 

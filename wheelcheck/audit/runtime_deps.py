@@ -6,6 +6,12 @@ from the machine: data/drivers.json plus the policy's own), a fallback (another 
 in the same file is shipped or allowed: programs try "libfoo.so", then "libfoo.so.1"), or something no
 policy guarantees.
 
+A name is only something the file may load when code can hand it to a loader: the file, or a library of the wheel
+it needs, imports dlopen or a loader that takes a name (GLib's g_module_open, libtool's lt_dlopen, SDL, NSPR, Qt...),
+or the Python C API (a Python module may pass it to ctypes). A dynamically linked file with none of these names
+the library for another reason (clang's driver lists libc++.so for the linker; GnuTLS names libnettle.so.8 to
+check its own integrity): status no-loader, no finding. A static executable imports nothing and may still dlopen.
+
 A file the wheel ships is a system driver when it is a build of a listed one: the same stem and the same
 major version (libEGL.so.1.4.0 is libEGL.so.1; an unversioned libEGL.so, which SwiftShader and ANGLE ship
 for Chromium to load by path, is not glvnd's libEGL.so.1), or any version of one listed without a version.
@@ -28,6 +34,14 @@ from wheelcheck.symbols.sonames import unhashed
 __all__ = ["check_runtime_deps", "drivers_of", "runtime_candidates"]
 
 _STEM = re.compile(r"^(.*?)\.so(?:\.|$)")
+# What loads a library by name at run time: the loader's own calls and the wrappers libraries offer over them
+_LOADERS = frozenset({
+    "dlopen", "dlmopen", "__libc_dlopen_mode", "android_dlopen_ext", "g_module_open", "g_module_open_full",
+    "lt_dlopen", "lt_dlopenext", "lt_dlopenadvise", "SDL_LoadObject", "PR_LoadLibrary", "PR_LoadLibraryWithFlags",
+    "uv_dlopen", "apr_dso_load", "Tcl_LoadFile", "xmlModuleOpen", "DSO_load",
+})
+# Qt's loaders (QLibrary, QPluginLoader); the Python and Lua C APIs, whose code may load a name it is handed
+_LOADER_PREFIXES = ("_ZN8QLibrary", "_ZN13QPluginLoader", "Py", "lua_", "luaL_")
 
 
 def drivers_of(policies) -> frozenset[str]:
@@ -150,7 +164,36 @@ def _statuses(ctx: CheckContext, elf: ElfInfo, shipped: dict[str, str], drivers:
     # a system library the file needs already (libGL.so.1, NEEDED): its other names (libGL.so) are what a loop
     # tries after it. Not a vendored copy: dlopen of the plain name misses its renamed soname
     found |= {_stem(s) for s in elf.needed if s in drivers or _allowed(ctx, s)}
-    return {s: "fallback" if st == "unguaranteed" and _stem(s) in found else st for s, st in statuses.items()}
+    statuses = {s: "fallback" if st == "unguaranteed" and _stem(s) in found else st for s, st in statuses.items()}
+    if "unguaranteed" in statuses.values() and not _may_load(ctx, elf):
+        statuses = {s: "no-loader" if st == "unguaranteed" else st for s, st in statuses.items()}
+    return statuses
+
+
+def _imports_loader(elf: ElfInfo) -> bool:
+    """Does ``elf`` import a function that loads a library by name (or has no dynamic symbols to tell)?"""
+    if not elf.symtab.names:
+        return True  # a static executable: glibc's static dlopen imports nothing
+    return any(n in _LOADERS or n.startswith(_LOADER_PREFIXES) for n in elf.symtab.undefined_names())
+
+
+def _may_load(ctx: CheckContext, elf: ElfInfo) -> bool:
+    """Can code reach a loader from ``elf``: through its own imports or those of a library of the wheel it needs,
+    directly or through others (a plugin name may be handed to the wheel's own loading helper)?"""
+    needs: dict[str, list[str]] = {}
+    for (needer, _soname), provider in ctx.resolution.provided.items():
+        needs.setdefault(needer, []).append(provider)
+    by_path = {e.path: e for e in ctx.model.elves}
+    seen, todo = {elf.path}, [elf.path]
+    while todo:
+        path = todo.pop()
+        if path in by_path and _imports_loader(by_path[path]):
+            return True
+        for provider in needs.get(path, ()):
+            if provider not in seen:
+                seen.add(provider)
+                todo.append(provider)
+    return False
 
 
 def _unguaranteed(elf: ElfInfo, names: list[str], shipped_as: str | None) -> Finding:
