@@ -254,6 +254,13 @@ def _odd_members(model: WheelModel) -> list[Finding]:
         "remove it or rename it, or ship the library built for this platform",
         cause="is named like a shared library but holds no ELF file")
         for member, what in model.not_elf_libraries]
+    findings += [Finding(
+        "debug-info-file", "info", member,
+        "is a separate debug-information file (the binary's headers, none of its code or data); nothing loads it, "
+        "so it is left out of the verdict",
+        "ship debug information apart from the wheel (a debuginfod server, a separate archive): users download it "
+        "for nothing", cause="is a separate debug-information file")
+        for member in model.debug_files]
     return findings
 
 

@@ -13,8 +13,9 @@ from elftools.elf.enums import ENUM_E_MACHINE, ENUM_E_TYPE, ENUM_EI_OSABI
 
 from wheelcheck.errors import ElfFormatError
 
-__all__ = ["HEADER_SIZE", "PT_LOAD", "PT_DYNAMIC", "PT_INTERP", "PT_NOTE", "PT_GNU_STACK", "PF_X", "PF_W",
-           "parse_header", "program_header_span", "parse_program_headers", "dynamic_entries"]
+__all__ = ["HEADER_SIZE", "PT_LOAD", "PT_DYNAMIC", "PT_INTERP", "PT_NOTE", "PT_GNU_STACK", "PF_X", "PF_W", "SHT_NOTE",
+           "SHT_NOBITS", "parse_header", "program_header_span", "parse_program_headers", "section_header_span",
+           "allocated_section_types", "dynamic_entries"]
 
 HEADER_SIZE = 64  # the larger of the two classes' headers: enough bytes to parse either
 PF_X, PF_W = 0x1, 0x2
@@ -38,8 +39,8 @@ def parse_header(data: bytes) -> dict:
     if len(data) < 16 + struct.calcsize(fmt):
         raise ElfFormatError(f"{len(data)!r} bytes are shorter than a {'64' if ei_class == 2 else '32'}-bit ELF "
                              f"header")
-    (e_type, e_machine, _ver, _entry, e_phoff, _shoff, e_flags, _ehsize, e_phentsize, e_phnum,
-     *_rest) = struct.unpack_from(fmt, data, 16)
+    (e_type, e_machine, _ver, _entry, e_phoff, e_shoff, e_flags, _ehsize, e_phentsize, e_phnum, e_shentsize,
+     e_shnum, _shstrndx) = struct.unpack_from(fmt, data, 16)
     return {
         "class": 64 if ei_class == 2 else 32,
         "endian": endian,
@@ -50,6 +51,9 @@ def parse_header(data: bytes) -> dict:
         "e_phoff": e_phoff,
         "e_phentsize": e_phentsize,
         "e_phnum": e_phnum,
+        "e_shoff": e_shoff,
+        "e_shentsize": e_shentsize,
+        "e_shnum": e_shnum,
     }
 
 
@@ -71,6 +75,30 @@ def program_header_span(header: dict, size: int) -> tuple[int, int]:
         raise ElfFormatError(f"the program headers ({phnum!r} of {phentsize!r} bytes at offset {phoff!r}) lie "
                              f"outside the file")
     return phoff, phnum * phentsize
+
+
+SHF_ALLOC = 0x2
+SHT_NOTE, SHT_NOBITS = 7, 8
+_MAX_SECTION_TABLE = 1 << 20  # 16,384 64-bit section headers: more than any file a linker or objcopy writes
+
+
+def section_header_span(header: dict, size: int) -> tuple[int, int] | None:
+    """(offset, length) of the section header table, or None when the file has none, it lies outside a file
+    of ``size``, or it is larger than a real one."""
+    shoff, shnum, shentsize = header["e_shoff"], header["e_shnum"], header["e_shentsize"]
+    length = shnum * shentsize
+    if not shoff or not shnum or shentsize < (64 if header["class"] == 64 else 40) or shoff + length > size \
+            or length > _MAX_SECTION_TABLE:
+        return None
+    return shoff, length
+
+
+def allocated_section_types(table: bytes, header: dict) -> list[int]:
+    """sh_type of each SHF_ALLOC section in ``table`` (the section header table's bytes)."""
+    endian, step = header["endian"], header["e_shentsize"]
+    fmt = endian + ("IIQ" if header["class"] == 64 else "III")  # sh_name, sh_type, sh_flags
+    rows = (struct.unpack_from(fmt, table, i * step) for i in range(len(table) // step))
+    return [sh_type for _name, sh_type, flags in rows if flags & SHF_ALLOC]
 
 
 def parse_program_headers(table: bytes, header: dict) -> list[tuple[int, int, int, int, int, int]]:

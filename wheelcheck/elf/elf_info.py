@@ -184,6 +184,9 @@ class ElfInfo:
     soname_strings: tuple[str, ...] = ()  # soname-looking strings in read-only data, sorted: dlopen candidates
     version_strings: tuple[str, ...] = ()  # strings stating a library's version (elf/version_strings.py), sorted
     sha256: str = ""  # hex digest of the file's bytes, when the reader computed it ("" otherwise)
+    # a separate debug-information file (objcopy --only-keep-debug): the binary's headers, none of its contents;
+    # nothing loads it
+    debug_only: bool = False
 
     @cached_property
     def symbols(self) -> tuple[Symbol, ...]:

@@ -22,8 +22,9 @@ from itertools import compress
 
 from wheelcheck.elf import _tables
 from wheelcheck.elf._elf_layout import (HEADER_SIZE, PF_W, PF_X, PT_DYNAMIC, PT_GNU_STACK, PT_INTERP, PT_LOAD,
-                                        PT_NOTE, dynamic_entries, parse_header, parse_program_headers,
-                                        program_header_span)
+                                        PT_NOTE, SHT_NOBITS, SHT_NOTE, allocated_section_types, dynamic_entries,
+                                        parse_header, parse_program_headers, program_header_span,
+                                        section_header_span)
 from wheelcheck.elf._kept_bytes import FILE_PIECE, WINDOW, Reread, SparseFile, pread_range
 from wheelcheck.elf._string_scan import SpanScanner
 from wheelcheck.elf.arch import arch_of, x86_isa_level
@@ -160,6 +161,8 @@ class _Summary:
         self._next_scanner = 0  # scanners before this one have ended before the bytes arriving now
         self._early: _EarlyTables | None = None
         self._early_checked = False
+        self._past_end: int | None = None  # where the first segment that ends past the file's end ends
+        self._maybe_debug = False  # the program headers look like a separate debug-information file's
 
     def push(self, piece: bytes) -> None:
         at = self.sparse.position
@@ -252,10 +255,21 @@ class _Summary:
         if sparse.position < end:
             return
         self.phdrs = parse_program_headers(sparse.read(start, end - start), self.header)
-        for ptype, _flags, offset, _vaddr, filesz, _align in self.phdrs:
-            if ptype in (PT_LOAD, PT_DYNAMIC, PT_NOTE, PT_INTERP) and offset + filesz > sparse.size:
-                raise BadElfError(self.path, f"truncated ELF file: a segment ends at byte {offset + filesz}, "
-                                             f"past the end ({sparse.size})")
+        # a separate debug-information file keeps the binary's program headers: its segments end past its end
+        # (truncated otherwise), or (newer objcopy) hold no bytes, the dynamic segment too. Told at the end, from
+        # the section headers, which are kept
+        self._past_end = next((offset + filesz for ptype, _f, offset, _v, filesz, _a in self.phdrs
+                               if ptype in (PT_LOAD, PT_DYNAMIC, PT_NOTE, PT_INTERP) and offset + filesz > sparse.size),
+                              None)
+        self._maybe_debug = self._past_end is not None or any(
+            ptype == PT_DYNAMIC and not filesz for ptype, _f, _o, _v, filesz, _a in self.phdrs)
+        if self._maybe_debug:
+            sections = section_header_span(self.header, sparse.size)
+            if sections is not None:
+                sparse.keep(sections[0], sections[0] + sections[1])
+        if self._past_end is not None:
+            self.phdrs = []
+            return
         # what is kept, bounded whatever the headers claim (up to 65,535 of them, each naming the whole file):
         # the last PT_DYNAMIC (the loader's), the first PT_INTERP (the kernel's), whole PT_NOTEs up to
         # _MAX_NOTES bytes in all
@@ -286,6 +300,15 @@ class _Summary:
         endian, elf_class = header["endian"], header["class"]
         little = endian == "<"
         arch, arch_problem = arch_of(header["e_machine"], elf_class, little, header["e_flags"])
+        if self._maybe_debug and _only_debug_information(sparse, header):
+            sparse.release()
+            return ElfInfo(path=path, size=sparse.size, elf_class=elf_class, endianness="little" if little else "big",
+                           machine=header["e_machine"], osabi=header["osabi"], elf_type=header["e_type"], arch=arch,
+                           arch_problem=arch_problem, debug_only=True,
+                           sha256=self.sha256() if self.sha256 is not None else "")
+        if self._past_end is not None:
+            raise BadElfError(path, f"truncated ELF file: a segment ends at byte {self._past_end}, past the end "
+                                    f"({sparse.size})")
         loads: list[tuple[int, int, int]] = []
         dynamic: tuple[int, int] | None = None
         interpreter = None
@@ -335,6 +358,16 @@ class _Summary:
             return ElfInfo(**base, **tables)
         finally:
             sparse.release()
+
+
+def _only_debug_information(sparse: SparseFile, header: dict) -> bool:
+    """Is this a separate debug-information file (``objcopy --only-keep-debug``, ``eu-strip -f``): program headers
+    copied from the binary, every allocated section emptied (SHT_NOBITS) but its notes (the build-id)?"""
+    span = section_header_span(header, sparse.size)
+    if span is None:
+        return False
+    types = allocated_section_types(sparse.read(*span), header)
+    return bool(types) and SHT_NOBITS in types and all(t in (SHT_NOBITS, SHT_NOTE) for t in types)
 
 
 class _EarlyTables:

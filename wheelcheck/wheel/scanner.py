@@ -113,12 +113,15 @@ def scan_reader(reader: WheelReader, jobs: int | None = None, progress: Progress
                 not_elf.append((name, _what_it_holds(head)))
     results = _summarize_all(reader, candidates, [record.algorithm(m.filename) for m in candidates],
                              jobs or default_jobs(), _Tally(candidates, progress), analyse)
-    elves, problems = [], []
+    elves, problems, debug_files = [], [], []
     analyses = []
     for member, (info, digest, analysis) in zip(candidates, results):
-        elves.append(info)
-        if analyse is not None:
-            analyses.append((info, analysis))
+        if info.debug_only:  # nothing loads it: not one of the wheel's ELF files to judge or repair
+            debug_files.append(member.filename)
+        else:
+            elves.append(info)
+            if analyse is not None:
+                analyses.append((info, analysis))
         problem = record.check(member.filename, digest)
         if problem:
             problems.append((member.filename, problem))
@@ -135,6 +138,7 @@ def scan_reader(reader: WheelReader, jobs: int | None = None, progress: Progress
         record_problems=tuple(problems),
         not_elf_libraries=tuple(not_elf),
         links=tuple(links),
+        debug_files=tuple(debug_files),
         analyses=tuple(analyses),
     )
 

@@ -40,6 +40,7 @@ class WheelModel:
     # members named like shared libraries (GNU ld scripts aside) that hold no ELF file: (member, what they hold)
     not_elf_libraries: tuple[tuple[str, str], ...] = ()
     links: tuple[tuple[str, str], ...] = ()  # members stored as symbolic links: (member, the target path they hold)
+    debug_files: tuple[str, ...] = ()  # separate debug-information files (objcopy --only-keep-debug): never loaded
     # (file, what the scanner's caller made of it as it was read): paired with the very ElfInfo, so that a
     # model whose files were replaced (repair's) never lends a file another's analysis
     analyses: tuple[tuple[ElfInfo, Any], ...] = field(default=(), repr=False, compare=False)
