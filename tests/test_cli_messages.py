@@ -157,3 +157,18 @@ def test_report_lines_are_written_as_they_are(monkeypatch, capsys, forced):
         assert ":snake:" in out and "[bold]not markup[/bold]" in out and "\x1b[" in out
     else:
         assert out == as_text(lines)
+
+
+def test_audit_json_is_format_json():
+    """auditwheel users type `--json` (auditwheel show --json): the same report as --format json."""
+    by_flag, by_format = run_cli("audit", "--json", SAMPLE), run_cli("audit", "--format", "json", SAMPLE)
+    assert by_flag.returncode == by_format.returncode
+    def untimed(value):  # the time taken differs from run to run
+        if isinstance(value, dict):
+            return {k: untimed(v) for k, v in value.items() if k != "seconds"}
+        return [untimed(v) for v in value] if isinstance(value, list) else value
+
+    first, second = untimed(json.loads(by_flag.stdout)), untimed(json.loads(by_format.stdout))
+    assert first == second and first["wheels"][0]["filename"] == SAMPLE.name
+    both = run_cli("audit", "--json", "--format", "sarif", SAMPLE)
+    assert both.returncode == 2 and "--json and --format sarif ask for two formats" in both.stderr

@@ -170,6 +170,7 @@ def audit_command(
     exclude: Annotated[Optional[list[str]], typer.Option(help="Treat sonames matching this glob as provided (repeatable).")] = None,
     lib_path: Annotated[Optional[list[str]], typer.Option(help="Read external libraries' own needs from this directory (repeatable).")] = None,
     fmt: Annotated[Optional[AuditFormat], typer.Option("--format", help="Output format (default: text).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Same as --format json (what auditwheel show users type).")] = False,
     fail_on: Annotated[Optional[Severity], typer.Option("--fail-on", help="The lowest finding severity that fails a wheel (default: error).")] = None,
     output: Annotated[Optional[Path], typer.Option(help="Write the report to this file instead of stdout.")] = None,
     jobs: Annotated[Optional[int], typer.Option(help="Work at once: members streamed per wheel (threads), a large wheel's members and analyses shared out (processes), wheels audited at once (processes); default: one per core; 1 keeps everything in this process.", min=1)] = None,
@@ -182,6 +183,10 @@ def audit_command(
 ) -> None:
     """Judge each wheel against the policies. Exit status: 0 all pass, 1 a wheel fails, 2 bad input."""
     verbose = _verbosity(ctx, verbose)
+    if as_json:
+        if fmt not in (None, AuditFormat.json):
+            _fail(f"--json and --format {fmt.value} ask for two formats: give one")
+        fmt = AuditFormat.json
     settings = _settings(config, {"plat": plat, "policy-file": _str(policy_file), "exclude": exclude,
                                   "lib-path": lib_path, "format": _value(fmt), "fail-on": _value(fail_on)})
     fmt = AuditFormat(settings["format"])
