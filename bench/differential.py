@@ -55,6 +55,7 @@ REASONS = {
     "d13": "hygiene finding of severity error (the wheel breaks although its tag is right)",
     "d16": "auditwheel stops with a traceback; wheelcheck answers",
     "d17": "musl's loader answers libc.so, libm.so.6 and kin with itself",
+    "d19": "a wheel claiming no platform carries several architectures: each tool judges another",
 }
 
 
@@ -206,6 +207,11 @@ def _shipped_sonames(wc: WheelReport) -> set[str]:
 def _explain_tags(row: Row, show: dict, wc: WheelReport) -> None:
     aw_tag, wc_tag = row.auditwheel_tag, row.wheelcheck_tag
     if aw_tag == wc_tag or wc_tag in wc.deserved_tags and aw_tag in wc.deserved_tags:
+        return
+    if wc.arch and not aw_tag.endswith("_" + wc.arch) and not any(t.startswith(("manylinux", "musllinux", "linux"))
+                                                                  for t in wc.claimed_tags):
+        row.differences.append(("d19", f"auditwheel judged {aw_tag.rsplit('_', 1)[-1]} (its first ELF file), "
+                                       f"wheelcheck {wc.arch} (most of its ELF files)"))
         return
     ours, theirs = rank(wc_tag), rank(aw_tag)
     if wc.libc == "musl" and ours is not None and theirs is not None:

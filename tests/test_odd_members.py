@@ -12,6 +12,8 @@ regular file holding the target's path, so:
 from __future__ import annotations
 
 import stat
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -171,3 +173,67 @@ def test_a_copy_found_by_its_soname_only_is_named_as_misnamed(build, tmp_path):
     assert pip_install(python, wheel).returncode == 0
     proc = import_and_call(python, "pkg._needs", tmp_path)
     assert proc.returncode != 0 and "libalpha.so" in proc.stderr
+
+
+
+# device code and wheels built for another platform, in the repair tests' terms
+TAG = "cp311-cp311-linux_x86_64"
+EXT = "pkg/{}.cpython-311-x86_64-linux-gnu.so"
+one = audit_one
+
+@pytest.mark.parametrize("machine, number", [("EM_CUDA", 190), ("EM_AMDGPU", 224), ("EM_BPF", 247), ("EM_NONE", 0)])
+def test_device_code_is_left_out_without_a_warning(build, tmp_path, machine, number):
+    """A cubin (EM_CUDA), an AMD GPU code object, an eBPF program, an OpenCL kernel with no machine (prophet's TBB
+    tests ship those): their runtime loads them, never ld.so. An x86_64 object with its e_machine set to the
+    device's stands in for one (no device compiler here)."""
+    import struct
+
+    from elftools.elf.elffile import ELFFile
+
+    ext = build.compile_c(extension_source("dev"), "dev.so")
+    kernel = build.compile_c("int kernel_entry(int x) { return x * 2; }\n", "kernel.so")
+    data = bytearray(kernel.read_bytes())
+    struct.pack_into("<H", data, 18, number)  # e_machine
+    device = tmp_path / "kernel.bin"
+    device.write_bytes(bytes(data))
+    with open(device, "rb") as f:
+        assert ELFFile(f).header["e_machine"] == machine
+    w = one(build_wheel(tmp_path, "dev", "1.0", TAG, {EXT.format("dev"): ext, "dev/kernels/kernel.bin": device}))
+    assert w.error is None and w.passed and [f.path for f in w.files] == [EXT.format("dev")]
+    assert not by_rule(w, "wrong-architecture")
+    (info,) = by_rule(w, "device-code")
+    assert info.severity == "info" and info.file == "dev/kernels/kernel.bin" and machine in info.message
+
+
+def test_a_wheel_whose_elf_files_are_all_for_another_platform_fails(build, tmp_path):
+    """An aarch64 build named x86_64, a glibc build named musllinux: nothing loads where the tags claim. auditwheel
+    refuses both (exit 1); wheelcheck used to pass them as manylinux_2_5, judging no file."""
+    arm = build.compile_c(extension_source("other"), "other.so", target="aarch64-linux-gnu.2.17")
+    w = one(build_wheel(tmp_path / "arch", "other", "1.0", TAG, {EXT.format("other"): arm}))
+    assert not w.passed and w.deserved_tag == "linux_x86_64" and by_rule(w, "wrong-architecture")
+    (error,) = by_rule(w, "no-platform-elf")
+    assert error.severity == "error" and "none of its 1 ELF file is for x86_64 glibc" in error.message
+    glibc = build.compile_c(extension_source("other", "return getpid() > 0;", prelude="#include <unistd.h>\n"),
+                            "other.so")  # NEEDED libc.so.6: a glibc file
+    wheel = build_wheel(tmp_path / "libc", "other", "1.0", "cp311-cp311-musllinux_1_1_x86_64",
+                        {"pkg/other.cpython-311-x86_64-linux-musl.so": glibc})
+    w = one(wheel)
+    assert not w.passed and by_rule(w, "wrong-libc") and by_rule(w, "no-platform-elf")
+    refused = subprocess.run([sys.executable, "-m", "auditwheel", "show", str(wheel)], capture_output=True, text=True)
+    assert refused.returncode != 0  # the oracle refuses it too
+    # one file of the claimed platform beside the others: judged as before, the others a warning each
+    mixed = one(build_wheel(tmp_path / "mixed", "other", "1.0", TAG,
+                            {EXT.format("other"): glibc, "pkg/arm/other.so": arm}))
+    assert mixed.passed and not by_rule(mixed, "no-platform-elf") and by_rule(mixed, "wrong-architecture")
+
+
+def test_builds_for_other_architectures_in_a_wheel_that_claims_no_platform_are_an_info(build, tmp_path):
+    """pvporcupine ships its library for five architectures in a py3-none-any wheel and loads the machine's own
+    with ctypes: the builds for the other architectures are expected there."""
+    libs = {f"pkg/lib/{arch}/libengine.so": build.compile_c("int engine(void) { return 1; }\n", "libengine.so",
+                                                             target=target)
+            for arch, target in (("x86_64", None), ("aarch64", "aarch64-linux-gnu.2.17"))}
+    w = one(build_wheel(tmp_path, "engine", "1.0", "py3-none-any", libs))
+    (other,) = by_rule(w, "wrong-architecture")
+    assert other.severity == "info" and other.file == "pkg/lib/aarch64/libengine.so" and w.passed
+    assert "is not an ELF file for x86_64 (built for aarch64)" in other.message

@@ -67,6 +67,14 @@ def assess(model: WheelModel, options: AuditOptions) -> Judgement:
         constraints = [c for c in constraints if c.rule != "isa-level"]
 
     verdict = next(p for p in policies if all(c.allows(p) for c in constraints))
+    if not elves and model.linux_platforms:  # every ELF file set aside: nothing of it loads where it claims to
+        verdict = policies[-1]
+        report.findings.append(Finding(
+            "no-platform-elf", "error", None,
+            f"none of its {len(model.elves)} ELF file{'s' if len(model.elves) != 1 else ''} is for {arch} {libc}, "
+            f"the platform its tags claim: nothing in it can load there",
+            "build the wheel on the platform it claims, or name it for the platform it was built for",
+            cause=f"has no {arch} {libc} ELF file"))
     asked = _asked(model, options, arch, libc)
     target = _target(model, options.policies, arch, libc, asked)
     report.deserved_tag = _tag(verdict, arch)
@@ -118,7 +126,8 @@ def _explain(constraints: list[Constraint], policies: list[Policy], verdict: Pol
             continue
         seen.add(identity)
         limit = next(p for p in policies if c.allows(p))
-        if target is not None and not limit.meets(target):
+        # a target made for a claim (manylinux_2_30) sits between two rungs: the rule itself tells, not the rung
+        if target is not None and not (c.allows(target) if target.made_for_claim else limit.meets(target)):
             severity = "error"
         elif limit == verdict:
             severity = "warning" if verdict.is_linux else "info"
@@ -142,7 +151,7 @@ def _asked(model: WheelModel, options: AuditOptions, arch: str, libc: str) -> Po
 
 def _target(model: WheelModel, policies: PolicySet, arch: str, libc: str, asked: Policy | None) -> Policy | None:
     """The most demanding of the wheel's claimed tags (for its arch and libc) and --plat."""
-    candidates = [policies.named(name, arch, libc) for name, tag_arch in model.linux_platforms if tag_arch == arch]
+    candidates = [policies.claimed(name, arch, libc) for name, tag_arch in model.linux_platforms if tag_arch == arch]
     return max((p for p in [*candidates, asked] if p is not None), key=lambda p: p.priority, default=None)
 
 
@@ -180,16 +189,33 @@ def _wheel_libc(model: WheelModel) -> str:
     return "musl" if "musl" in found else "glibc"  # hermetic: no libc named anywhere means glibc
 
 
+# ELF files of code for a device, which a driver or runtime loads (CUDA cubins, AMD GPU code objects, eBPF
+# programs, Intel GPU and OpenCL kernels, the last often with no machine at all): never the CPU's loader
+_DEVICE_MACHINES = frozenset({"EM_CUDA", "EM_AMDGPU", "EM_BPF", "EM_INTEL205", "EM_NONE"})
+
+
 def _platform_elves(model: WheelModel, arch: str, libc: str, report: WheelReport) -> list[ElfInfo]:
     out = []
     for elf in model.elves:
+        if elf.machine in _DEVICE_MACHINES:
+            report.findings.append(Finding(
+                "device-code", "info", elf.path,
+                f"is code for a device ({elf.machine}), which its driver or runtime loads, not the dynamic "
+                f"loader; it is left out of the verdict", "nothing to do",
+                cause="is code for a device; it is left out of the verdict", subject=elf.machine))
+            continue
         if elf.arch != arch:
             why = elf.arch_problem or f"built for {elf.arch}"
+            # a wheel that claims no platform (py3-none-any) may carry a build per architecture for ctypes to
+            # choose from at run time (pvporcupine, teradatasql): only one architecture is judged, the rest is
+            # expected there
+            claims = bool(model.linux_platforms)
             report.findings.append(Finding(
-                "wrong-architecture", "warning", elf.path,
-                f"is not a {arch} ELF file ({why}); it is left out of the verdict",
-                "remove it, or build it for the wheel's architecture",
-                cause=f"is not a {arch} ELF file; it is left out of the verdict"))
+                "wrong-architecture", "warning" if claims else "info", elf.path,
+                f"is not an ELF file for {arch} ({why}); it is left out of the verdict",
+                "remove it, or build it for the wheel's architecture" if claims
+                else "nothing to do if the package loads the build for the machine it runs on",
+                cause=f"is not an ELF file for {arch}; it is left out of the verdict"))
             continue
         elf_libc = libc_of_elf(elf)
         if elf_libc is not None and elf_libc != libc:

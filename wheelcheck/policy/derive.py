@@ -189,9 +189,9 @@ def _priority(base: Policy | None, name: str, release: str) -> int:
     if base is None:
         return 1
     if base.name == name:
-        return base.priority
+        return int(base.priority)  # policy files' priorities are ints (only a policy made for a claim has another)
     steps = _release_tuple(release)[1] - _release_tuple(base.libc_version)[1]
-    return max(1, base.priority - max(steps, 1))
+    return max(1, int(base.priority) - max(steps, 1))
 
 
 def _release_tuple(version: str) -> tuple[int, int]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 
 from wheelcheck.errors import UsageError
@@ -13,6 +13,8 @@ from wheelcheck.wheel.wheel_model import LEGACY_ALIASES, split_platform
 __all__ = ["Policy", "PolicySet", "LINUX", "musl_libc_soname", "musl_answers_itself"]
 
 _MUSL_ARCH = {"i686": "x86", "armv7l": "armv7"}
+_PEP600 = re.compile(r"manylinux_(\d+)_(\d+)")  # manylinux_2_30: runs on glibc 2.30 and later
+_PEP656 = re.compile(r"musllinux_(\d+)_(\d+)")
 # The needed names musl's loader answers with itself, without looking for a file: "lib" + one of these stems
 # + "." (ldso/dynlink.c, load_library's "reserved" list). A musl library built by a toolchain other than
 # Alpine's (zig, as maturin --zig uses; a cross gcc) needs "libc.so"; a glibc-minded build may need
@@ -35,7 +37,7 @@ class Policy:
     """One platform policy (manylinux_2_17, musllinux_1_2, ...). Immutable; compared by priority."""
 
     name: str
-    priority: int
+    priority: float  # an int in every policy file; one made for a claim sits halfway between two rungs
     libc: str  # glibc or musl
     libc_version: str
     aliases: tuple[str, ...] = ()
@@ -49,6 +51,9 @@ class Policy:
     source: str | None = None
     origin: str = "bundled"  # where it was loaded from
     document: MappingProxyType = field(default_factory=lambda: MappingProxyType({}), repr=False, compare=False)
+    # made for a claimed tag no policy is named after (PolicySet.claimed): between two rungs of the ladder, so a
+    # wheel is held to its rules one by one, not by where its verdict stands
+    made_for_claim: bool = False
 
     @property
     def is_linux(self) -> bool:
@@ -121,6 +126,14 @@ def _policy_from_state(state: tuple) -> Policy:
 LINUX = Policy(name="linux", priority=0, libc="any", libc_version="")
 
 
+def _version(text: str) -> tuple[int, ...]:
+    """"2.2.5" -> (2, 2, 5); what is not a number ("PRIVATE") sorts first: never cut."""
+    try:
+        return tuple(int(part) for part in text.split("."))
+    except ValueError:
+        return ()
+
+
 class PolicySet:
     """The policies a wheel is judged against, most compatible (highest priority) first."""
 
@@ -163,6 +176,38 @@ class PolicySet:
         if policy is None or policy.is_linux or policy.libc != libc or not policy.supports(arch):
             return None
         return policy
+
+    def claimed(self, name: str, arch: str, libc: str) -> Policy | None:
+        """The policy a claimed platform holds a wheel of ``arch`` and ``libc`` to: ``named``'s, or for a PEP 600
+        or PEP 656 tag no policy is named after, one made for it (``made_for_claim``). manylinux_2_30 promises
+        glibc 2.30: the next newer glibc policy (manylinux_2_31) with its glibc versions cut at 2.30 (the other
+        libraries' limits are that policy's: no tag fixes them). A musllinux tag is the newest musl policy's
+        (nothing tells musl releases apart). Made only from the set's own manylinux_X_Y / musllinux_X_Y policies
+        (a team's policy file of other names holds a wheel to those alone). None for a glibc newer than every
+        policy's, or another name."""
+        policy = self.named(name, arch, libc)
+        if policy is not None or self.find(name) is not None:
+            return policy
+        glibc, musl = _PEP600.fullmatch(name), _PEP656.fullmatch(name)
+        # the PEP 600 / 656 policies of this set: a policy file of a team's own names (team_2_31) makes none
+        pattern = _PEP600 if glibc else _PEP656
+        ladder = [p for p in self._policies if p.supports(arch) and not p.is_linux and pattern.fullmatch(p.name)
+                  and p.libc == ("glibc" if glibc else "musl")]
+        if musl and libc == "musl" and ladder:
+            return replace(min(ladder, key=lambda p: p.priority), name=name, aliases=(), made_for_claim=True)
+        if not glibc or libc != "glibc":
+            return None
+        wanted = (int(glibc.group(1)), int(glibc.group(2)))
+        newer = [p for p in ladder if _version(p.libc_version) > wanted]
+        if not newer:
+            return None
+        upper = min(newer, key=lambda p: _version(p.libc_version))
+        kept = {arch_: MappingProxyType({ns: frozenset(v for v in found if ns != "GLIBC" or _version(v) <= wanted)
+                                         for ns, found in by_ns.items()})
+                for arch_, by_ns in upper.symbol_versions.items()}
+        return replace(upper, name=name, aliases=(), libc_version=f"{wanted[0]}.{wanted[1]}",
+                       priority=upper.priority + 0.5,  # more compatible than upper, less than the rung below
+                       symbol_versions=MappingProxyType(kept), made_for_claim=True)
 
     def resolve(self, plat: str | Policy | None, arch: str, libc: str) -> Policy | None:
         """The policy ``--plat`` (or ``plat =``, or ``$AUDITWHEEL_PLAT``) asks of a wheel of ``arch`` and ``libc``.

@@ -73,7 +73,7 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
         if choice is None or choice.verdict.is_linux or (requested is not None and not choice.verdict.meets(requested)):
             return _unreachable(outcome, choice, requested, arch, candidates, audit_options)
         assert located is not None, "a choice is made from located libraries"
-        add, remove = _retagging(model, options, choice.verdict, requested, arch, libc)
+        add, remove = _retagging(model, options, choice, requested, arch, libc, audit_options)
         if not options.update_tags:  # auditwheel's --no-update-tags, as long as the claims stay true
             unmet = sorted(remove - {f"linux_{arch}", "any"})
             if unmet:
@@ -110,15 +110,25 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
 # -- core
 
 
-def _retagging(model: WheelModel, options: RepairOptions, verdict: Policy, requested: Policy | None, arch: str,
-               libc: str) -> tuple[list[str], set[str]]:
+def _retagging(model: WheelModel, options: RepairOptions, choice: Choice, requested: Policy | None, arch: str,
+               libc: str, audit_options: AuditOptions) -> tuple[list[str], set[str]]:
     """The platform tags to add and to remove (see repair/retag.py)."""
+    verdict = choice.verdict
     if options.only_plat and requested is not None:
         add = requested.tags(arch)  # auditwheel --only-plat: the asked tag, not a better one
     else:
         add = added_platforms(verdict, requested, arch)
+    planned: list = []
+
+    def meets(policy: Policy) -> bool:
+        if not policy.made_for_claim:
+            return verdict.meets(policy)
+        if not planned:  # a claim between two policies (manylinux_2_30): the planned wheel's rules, one by one
+            planned.append(assess(choice.model, audit_options).constraints)
+        return all(c.allows(policy) for c in planned[0])
+
     remove = removed_platforms(sorted({t.platform for t in model.tags}), arch, verdict,
-                               lambda name: options.policies.named(name, arch, libc))
+                               lambda name: options.policies.claimed(name, arch, libc), meets)
     return add, remove
 
 

@@ -10,6 +10,8 @@ platlib). Nothing changes when nothing needs to: retagging a retagged wheel give
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from wheelcheck.wheel.wheel_model import split_platform
 from wheelcheck.policy.policy_model import Policy
 
@@ -23,15 +25,17 @@ def added_platforms(verdict: Policy, requested: Policy | None, arch: str) -> lis
     return tags
 
 
-def removed_platforms(current: list[str], arch: str, verdict: Policy, policy_of) -> set[str]:
-    """``linux_<arch>``, ``any``, and every claimed Linux tag of ``arch`` whose policy ``verdict`` does not meet."""
+def removed_platforms(current: list[str], arch: str, verdict: Policy, policy_of,
+                      meets: Callable[[Policy], bool] | None = None) -> set[str]:
+    """``linux_<arch>``, ``any``, and every claimed Linux tag of ``arch`` whose policy ``verdict`` does not meet
+    (``meets(policy)``, when given, tells instead: a policy made for a claim is judged rule by rule)."""
     removed = {f"linux_{arch}", "any"}
     for platform in current:
         split = split_platform(platform)
         if split is None or split[1] != arch:
             continue
         policy = policy_of(split[0])
-        if policy is not None and not policy.is_linux and not verdict.meets(policy):
+        if policy is not None and not policy.is_linux and not (meets or verdict.meets)(policy):
             removed.add(platform)
     return removed
 
