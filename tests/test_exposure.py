@@ -109,11 +109,14 @@ def test_gnu_unique_static_local(build, tmp_path):
 
 
 # std::make_shared and std::to_chars define libstdc++'s unique constants in the file that uses them, with default
-# visibility whatever -fvisibility says (awkward_cpp, pi_heif's libheif, chroma-hnswlib)
+# visibility whatever -fvisibility says (awkward_cpp, pi_heif's libheif, chroma-hnswlib); so does a use of the
+# C++17 inline variable std::piecewise_construct (pymupdf's libmupdfcpp, torchcodec)
 _STD_UNIQUE_SRC = """\
 #include <charconv>
 #include <memory>
 #include <string>
+#include <utility>
+extern "C" __attribute__((visibility("default"))) const void *tag(void) { return &std::piecewise_construct; }
 extern "C" __attribute__((visibility("default"))) int digits(unsigned n) {
     char buf[16];
     auto shared = std::make_shared<std::string>("x");
@@ -129,7 +132,8 @@ def test_libstdcxx_unique_constants_are_not_the_files_own(build, tmp_path):
     hidden = build.compile_c(_STD_UNIQUE_SRC, "libstdunique.so", cxx=True,
                              flags=("-std=c++17", "-fvisibility=hidden", "-fvisibility-inlines-hidden"))
     std_unique = [n for n, bind in pyelftools_exports(hidden) if bind == "STB_GNU_UNIQUE"]
-    assert std_unique and all(n.startswith(("_ZZNSt", "_ZNSt")) for n in std_unique)
+    assert std_unique and all(n.startswith(("_ZZNSt", "_ZNSt", "_ZSt")) for n in std_unique)
+    assert "_ZSt19piecewise_construct" in std_unique
     assert not by_rule(one(build_wheel(tmp_path / "h", "stdu", "1.0", TAG, {"stdu/libstdunique.so": hidden})),
                        "gnu-unique-symbols")
     plain = build.compile_c(_STD_UNIQUE_SRC, "libstdunique.so", cxx=True, flags=("-std=c++17",))
@@ -216,10 +220,12 @@ def test_openssl_digest_and_aes_names_are_still_openssl(build, tmp_path):
     assert f"exports {len(openssl)} OpenSSL/BoringSSL symbols" in leak.message and set(leak.symbols) <= set(openssl)
 
 
-# zlib's internals zcalloc, zcfree and z_errmsg: exported by static builds of older zlib, hidden in Debian's
+# zlib's internals zcalloc, zcfree, z_errmsg, inflate_fast, inflate_table and the copyright strings: exported by
+# static builds of older zlib, hidden in Debian's
 @pytest.mark.parametrize("family, library, internals", [
     ("sqlite", "libsqlite3.so.0", set()), ("openssl", "libcrypto.so.3", set()),
-    ("zlib", "libz.so.1", {"zcalloc", "zcfree", "z_errmsg"})])
+    ("zlib", "libz.so.1", {"zcalloc", "zcfree", "z_errmsg", "inflate_fast", "inflate_table", "inflate_copyright",
+                           "deflate_copyright"})])
 def test_real_library_is_recognised_by_its_family(family, library, internals):
     """The host's own SQLite, OpenSSL and zlib (Debian's libsqlite3-0, libssl3, zlib1g): every exported name under the family's
     prefixes still counts (no real API name is excluded), and each exact name is one the library exports."""
@@ -262,6 +268,27 @@ def test_checksums_named_like_zlibs_are_not_zlib(build, tmp_path):
     (leak,) = _leaks(build, tmp_path, "pkg/libzcopy.so", isal + ["adler32", "adler32_combine", "crc32", "crc32_z",
                                                                  "crc32_combine"])
     assert "exports 5 zlib symbols" in leak.message
+
+
+# inflate64 exports its own deflate9/inflate9 API beside the zlib copy it carries; a codec names its functions
+# inflate_tile and deflate_level: zlib's names are deflate and inflate alone, or followed by a capital
+# (deflateInit_, inflateBackEnd), never by a digit or a lowercase word
+def test_names_that_merely_start_like_zlibs_are_not_zlib(build, tmp_path):
+    own = ["deflate9", "deflate9Init", "inflate9", "inflate9Init", "inflate_table9", "inflate_tile", "deflate_level"]
+    assert not _leaks(build, tmp_path, "pkg/libdeflate9.so", own)
+    zlib = ["deflate", "deflateInit2_", "deflateEnd", "inflate", "inflateInit2_", "inflateEnd"]
+    (leak,) = _leaks(build, tmp_path, "pkg/libinflate64.so", own + zlib)
+    assert "exports 6 zlib symbols" in leak.message and set(leak.symbols) <= set(zlib)
+
+
+# spiceypy's libcspice exports CSPICE's f2c-translated routines, whose names have LAPACK's shape (chbase_: c + hb +
+# ase_; str2et_: s + tr + 2et_): without BLAS's own lsame_/xerbla_ or a gemm, the shape alone is not BLAS
+def test_names_shaped_like_lapack_without_blas_are_not_blas(build, tmp_path):
+    cspice = ["chbase_", "copyc_", "shellc_", "str2et_", "sctiks_", "dgeodr_", "zzgetelm_"]
+    assert not _leaks(build, tmp_path, "pkg/libcspice.so", cspice)
+    lapack = ["dgetrf_", "dgetrs_", "dgesv_", "dpotrf_", "dsyev_", "lsame_", "xerbla_"]
+    (leak,) = _leaks(build, tmp_path, "pkg/libsolver.so", cspice + lapack)
+    assert leak.subject == "BLAS/LAPACK" and leak.count >= 5  # the five LAPACK routines at least
 
 
 # PCRE2's fuzz harness, compiled into sqlean's module: libFuzzer calls the target's LLVMFuzzerTestOneInput, which no

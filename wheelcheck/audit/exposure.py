@@ -29,9 +29,10 @@ _EXCEPTION_RUNTIME = frozenset({"__gxx_personality_v0", "__cxa_throw", "__cxa_be
 # libstdc++'s own unique objects, which any C++ file using its headers defines (std::make_shared's
 # _Sp_make_shared_tag::_S_ti()::__tag, basic_string::npos, __to_chars_10_impl::__digits): constants the same in
 # every build, which libstdc++.so.6 exports as unique itself, and which libstdc++'s headers give default
-# visibility whatever -fvisibility says. Members, local statics and guard variables of std:: and __gnu_cxx::.
-_LIBSTDCXX_UNIQUE = ("_ZNSt", "_ZNSs", "_ZNSb", "_ZZNSt", "_ZZNKSt", "_ZZSt", "_ZGVNSt", "_ZGVZNSt", "_ZGVZNKSt",
-                     "_ZGVZSt", "_ZN9__gnu_cxx", "_ZZN9__gnu_cxx", "_ZZNK9__gnu_cxx", "_ZGVN9__gnu_cxx",
+# visibility whatever -fvisibility says. Members, variables (C++17's inline std::piecewise_construct), local statics
+# and guard variables of std:: and __gnu_cxx::.
+_LIBSTDCXX_UNIQUE = ("_ZNSt", "_ZNSs", "_ZNSb", "_ZSt", "_ZZNSt", "_ZZNKSt", "_ZZSt", "_ZGVNSt", "_ZGVSt", "_ZGVZNSt",
+                     "_ZGVZNKSt", "_ZGVZSt", "_ZN9__gnu_cxx", "_ZZN9__gnu_cxx", "_ZZNK9__gnu_cxx", "_ZGVN9__gnu_cxx",
                      "_ZGVZN9__gnu_cxx")
 
 # What an extension module exports by design: init functions (a Rust or C module may define several, one

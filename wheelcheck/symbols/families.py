@@ -41,6 +41,7 @@ class Family:
     report: bool
     sentinels: tuple[str, ...]
     note: str
+    pattern_anchors: tuple[str, ...] = ()  # the patterns count only where one of these exact names is exported
 
 
 def cxx_lead_ins(namespace: str) -> tuple[str, ...]:
@@ -72,7 +73,8 @@ def families() -> tuple[Family, ...]:
             names=tuple(doc.get("names", ())),
             patterns=tuple(re.compile(p) for p in doc.get("patterns", ())), owners=tuple(doc.get("owners", ())),
             min_symbols=int(doc.get("min_symbols", 1)), report=bool(doc.get("report", True)),
-            sentinels=tuple(doc.get("sentinels", ())), note=doc.get("note", "")))
+            sentinels=tuple(doc.get("sentinels", ())), note=doc.get("note", ""),
+            pattern_anchors=tuple(doc.get("pattern_anchors", ()))))
     return tuple(out)
 
 
@@ -100,7 +102,7 @@ def count_family(sorted_names: list[str], family: Family) -> int:
         i = bisect_left(sorted_names, name)
         if i < len(sorted_names) and sorted_names[i] == name and not _has_prefix(name, family.prefixes):
             count += 1
-    if family.patterns:
+    if _patterns_apply(sorted_names, family):
         candidates = _lowercase_range(sorted_names)
         matched: set[str] = set()
         for pattern in family.patterns:  # a name may match several patterns: count it once
@@ -120,10 +122,23 @@ def family_examples(sorted_names: list[str], family: Family, most: int = 3) -> t
             i += 1
     out += [n for n in family.names if len(out) < most and n in set(sorted_names[bisect_left(sorted_names, n):][:1])
             and _kept(family, n)]
-    for pattern in family.patterns:
+    for pattern in family.patterns if _patterns_apply(sorted_names, family) else ():
         matched = [n for n in filter(pattern.match, _lowercase_range(sorted_names)) if _kept(family, n)]
         out += matched[:max(0, most - len(out))]
     return tuple(out[:most])
+
+
+def _patterns_apply(sorted_names: list[str], family: Family) -> bool:
+    """Do the family's patterns count here: it has some, and exports one of its anchors when it names any (CSPICE's
+    own chbase_ and str2et_ have LAPACK's shape; a real BLAS or LAPACK exports lsame_, xerbla_ or dgemm_)."""
+    if not family.patterns:
+        return False
+    return not family.pattern_anchors or any(_contains(sorted_names, a) for a in family.pattern_anchors)
+
+
+def _contains(sorted_names: list[str], name: str) -> bool:
+    i = bisect_left(sorted_names, name)
+    return i < len(sorted_names) and sorted_names[i] == name
 
 
 def _has_prefix(name: str, prefixes: tuple[str, ...]) -> bool:
@@ -197,7 +212,7 @@ def family_members(sorted_names: list[str], family: Family) -> set[str]:
         i = bisect_left(sorted_names, name)
         if i < len(sorted_names) and sorted_names[i] == name:
             out.add(name)
-    if family.patterns:
+    if _patterns_apply(sorted_names, family):
         candidates = _lowercase_range(sorted_names)
         for pattern in family.patterns:
             out.update(filter(pattern.match, candidates))
