@@ -128,6 +128,17 @@ extern "C" __attribute__((visibility("default"))) int bump(void) { return ++own_
 """
 
 
+def test_a_programs_unique_symbols_are_no_finding(build, tmp_path):
+    """openbabel's tools and node export STB_GNU_UNIQUE objects: a program is never dlclosed, and no Python
+    process loads it beside another copy, so neither harm applies."""
+    source = ("inline int &unique_seed() { static int seed = 7; return seed; }\n"
+              "int main() { return ++unique_seed() == 8 ? 0 : 1; }\n")
+    program = build.compile_c(source, "uniq-tool", cxx=True, shared=False, flags=("-rdynamic",))
+    assert [n for n, bind in pyelftools_exports(program) if bind == "STB_GNU_UNIQUE"]
+    w = one(build_wheel(tmp_path, "uniq", "1.0", TAG, {"uniq-1.0.data/scripts/uniq-tool": program}))
+    assert not by_rule(w, "gnu-unique-symbols")
+
+
 def test_libstdcxx_unique_constants_are_not_the_files_own(build, tmp_path):
     hidden = build.compile_c(_STD_UNIQUE_SRC, "libstdunique.so", cxx=True,
                              flags=("-std=c++17", "-fvisibility=hidden", "-fvisibility-inlines-hidden"))

@@ -135,7 +135,7 @@ def check_exposure(ctx: CheckContext) -> Iterator[Finding | Fact]:
         yield from _extension_findings(elf, exp, settings)
         yield from _family_findings(elf, exp, settings, table)
         own_unique = tuple(n for n in exp.unique if not n.startswith(_LIBSTDCXX_UNIQUE))
-        if own_unique:
+        if own_unique and not _is_program(elf):  # a program is never unloaded, nor loaded beside a second copy
             yield Finding(
                 "gnu-unique-symbols", "warning", elf.path,
                 f"exports {len(own_unique)} STB_GNU_UNIQUE symbol{'s' if len(own_unique) != 1 else ''}",
