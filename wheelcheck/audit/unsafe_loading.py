@@ -87,7 +87,8 @@ def _judge_entry(model: WheelModel, elf: ElfInfo, tag: str, entry: str) -> Findi
         return Finding(
             "rpath-relative", "warning", elf.path,
             f"{tag} {entry} is relative to the process's working directory",
-            "use $ORIGIN-relative entries ($ORIGIN/../lib), or drop it (repair rewrites it)", subject=entry)
+            "use $ORIGIN-relative entries ($ORIGIN/../lib), or drop it (repair drops it only from the files it "
+            "patches to vendor libraries)", subject=entry)
     if any(entry == d or entry.startswith(d + "/") for d in WORLD_WRITABLE):
         return Finding(
             "rpath-world-writable", "warning", elf.path,
@@ -97,5 +98,6 @@ def _judge_entry(model: WheelModel, elf: ElfInfo, tag: str, entry: str) -> Findi
     return Finding(
         "rpath-absolute", "warning", elf.path,
         f"{tag} {entry} is an absolute path outside the wheel (a build path leaked into the binary)",
-        "drop it at link time (no -Wl,-rpath to build trees) or let `wheelcheck repair` rewrite it to $ORIGIN",
+        "drop it at link time (no -Wl,-rpath to build trees), or with `patchelf --remove-rpath` (`wheelcheck repair` "
+        "drops such entries only from the files it patches to vendor libraries)",
         subject=entry)
