@@ -237,3 +237,17 @@ def test_builds_for_other_architectures_in_a_wheel_that_claims_no_platform_are_a
     (other,) = by_rule(w, "wrong-architecture")
     assert other.severity == "info" and other.file == "pkg/lib/aarch64/libengine.so" and w.passed
     assert "is not an ELF file for x86_64 (built for aarch64)" in other.message
+
+
+def test_a_glibc_build_that_also_claims_musllinux_fails(build, tmp_path):
+    """Named for both libcs, a build that links glibc: pip installs it on Alpine too, where it cannot load. A file
+    that needs no libc at all (ziglang's static zig claims both) may claim both."""
+    glibc = build.compile_c(extension_source("both", "return getpid() > 0;", prelude="#include <unistd.h>\n"),
+                            "both.so")
+    both = "cp311-cp311-manylinux_2_17_x86_64.musllinux_1_1_x86_64"
+    w = one(build_wheel(tmp_path / "glibc", "both", "1.0", both, {EXT.format("both"): glibc}))
+    (error,) = [f for f in by_rule(w, "wrong-libc") if f.severity == "error"]
+    assert not w.passed and "also claims musllinux_1_1_x86_64" in error.message
+    neutral = build.compile_c(extension_source("both"), "both.so")  # needs nothing of any libc
+    w = one(build_wheel(tmp_path / "neutral", "both", "1.0", both, {EXT.format("both"): neutral}))
+    assert w.passed and not by_rule(w, "wrong-libc")

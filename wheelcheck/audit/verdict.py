@@ -67,6 +67,7 @@ def assess(model: WheelModel, options: AuditOptions) -> Judgement:
         constraints = [c for c in constraints if c.rule != "isa-level"]
 
     verdict = next(p for p in policies if all(c.allows(p) for c in constraints))
+    report.findings += _other_libc_claims(model, elves, arch, libc)
     if not elves and model.linux_platforms:  # every ELF file set aside: nothing of it loads where it claims to
         verdict = policies[-1]
         report.findings.append(Finding(
@@ -192,6 +193,23 @@ def _wheel_libc(model: WheelModel) -> str:
 # ELF files of code for a device, which a driver or runtime loads (CUDA cubins, AMD GPU code objects, eBPF
 # programs, Intel GPU and OpenCL kernels, the last often with no machine at all): never the CPU's loader
 _DEVICE_MACHINES = frozenset({"EM_CUDA", "EM_AMDGPU", "EM_BPF", "EM_INTEL205", "EM_NONE"})
+
+
+def _other_libc_claims(model: WheelModel, elves: list[ElfInfo], arch: str, libc: str) -> list[Finding]:
+    """A wheel judged for one libc that also claims the other's tags (manylinux_2_17 and musllinux_1_1): true only
+    of files that need neither libc (static or libc-free), not of those that link this one."""
+    other = "musllinux" if libc == "glibc" else "manylinux"
+    claims = sorted(f"{name}_{tag_arch}" for name, tag_arch in model.linux_platforms
+                    if tag_arch == arch and name.startswith(other))
+    linked = [e.path for e in elves if libc_of_elf(e) == libc]
+    if not claims or not linked:
+        return []
+    return [Finding(
+        "wrong-libc", "error", path,
+        f"links {libc} but the wheel also claims {', '.join(claims)}: it cannot load on "
+        f"{'musl' if libc == 'glibc' else 'glibc'}",
+        "drop the other libc's tags, or publish a wheel built for each libc",
+        cause=f"links {libc}, and the wheel claims the other libc's tags too") for path in linked]
 
 
 def _platform_elves(model: WheelModel, arch: str, libc: str, report: WheelReport) -> list[ElfInfo]:
