@@ -20,7 +20,7 @@ from tests.helpers import run_cli
 from wheelcheck.report.conflicts_json import conflicts_schema
 
 # what each story's library defines (tests/fixtures/stories.py), and the family its names belong to
-STORY_NAMES = {"lapack": {"dsyevd_": "blas", "solver_scale": None, "dsyevd_helper_only": None},
+STORY_NAMES = {"lapack": {"dsyevd_": "blas", "solver_scale": None, "dsyevd_helper_only": None, "xerbla_": None},
                "llvm": {"_ZN4llvm3sys7versionEv": "llvm", "_ZN4llvm6detail4bumpEi": "llvm"}}
 
 
