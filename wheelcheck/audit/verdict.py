@@ -216,6 +216,9 @@ def _other_libc_claims(model: WheelModel, elves: list[ElfInfo], arch: str, libc:
 
 def _platform_elves(model: WheelModel, arch: str, libc: str, report: WheelReport) -> list[ElfInfo]:
     out = []
+    # a wheel that claims no platform (py3-none-any) may carry a build per architecture for ctypes to choose from
+    # at run time (pvporcupine, teradatasql): only one architecture is judged, the rest is expected there
+    claims = bool(model.linux_platforms)
     for elf in model.elves:
         if elf.machine in _DEVICE_MACHINES:
             report.findings.append(Finding(
@@ -226,10 +229,6 @@ def _platform_elves(model: WheelModel, arch: str, libc: str, report: WheelReport
             continue
         if elf.arch != arch:
             why = elf.arch_problem or f"built for {elf.arch}"
-            # a wheel that claims no platform (py3-none-any) may carry a build per architecture for ctypes to
-            # choose from at run time (pvporcupine, teradatasql): only one architecture is judged, the rest is
-            # expected there
-            claims = bool(model.linux_platforms)
             report.findings.append(Finding(
                 "wrong-architecture", "warning" if claims else "info", elf.path,
                 f"is not an ELF file for {arch} ({why}); it is left out of the verdict",

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 
 from wheelcheck.errors import UsageError
+from wheelcheck.policy.versions import numeric
 from wheelcheck.wheel.wheel_model import LEGACY_ALIASES, split_platform
 
 __all__ = ["Policy", "PolicySet", "LINUX", "musl_libc_soname", "musl_answers_itself"]
@@ -126,12 +127,10 @@ def _policy_from_state(state: tuple) -> Policy:
 LINUX = Policy(name="linux", priority=0, libc="any", libc_version="")
 
 
-def _version(text: str) -> tuple[int, ...]:
-    """"2.2.5" -> (2, 2, 5); what is not a number ("PRIVATE") sorts first: never cut."""
-    try:
-        return tuple(int(part) for part in text.split("."))
-    except ValueError:
-        return ()
+def _within(version: str, wanted: tuple[int, ...]) -> bool:
+    """A glibc version a claim of glibc ``wanted`` keeps: a number no newer; anything else is never cut."""
+    number = numeric(version)
+    return number is None or number <= wanted
 
 
 class PolicySet:
@@ -198,11 +197,11 @@ class PolicySet:
         if not glibc or libc != "glibc":
             return None
         wanted = (int(glibc.group(1)), int(glibc.group(2)))
-        newer = [p for p in ladder if _version(p.libc_version) > wanted]
+        newer = [p for p in ladder if (numeric(p.libc_version) or ()) > wanted]
         if not newer:
             return None
-        upper = min(newer, key=lambda p: _version(p.libc_version))
-        kept = {arch_: MappingProxyType({ns: frozenset(v for v in found if ns != "GLIBC" or _version(v) <= wanted)
+        upper = min(newer, key=lambda p: numeric(p.libc_version) or ())
+        kept = {arch_: MappingProxyType({ns: frozenset(v for v in found if ns != "GLIBC" or _within(v, wanted))
                                          for ns, found in by_ns.items()})
                 for arch_, by_ns in upper.symbol_versions.items()}
         return replace(upper, name=name, aliases=(), libc_version=f"{wanted[0]}.{wanted[1]}",

@@ -98,10 +98,7 @@ def count_family(sorted_names: list[str], family: Family) -> int:
         return len(family_members(sorted_names, family))
     count = sum(count_prefix(sorted_names, p) for p in family.prefixes)
     count -= sum(count_prefix(sorted_names, p) for p in family.exclude_prefixes)
-    for name in family.names:
-        i = bisect_left(sorted_names, name)
-        if i < len(sorted_names) and sorted_names[i] == name and not _has_prefix(name, family.prefixes):
-            count += 1
+    count += sum(1 for name in family.names if _contains(sorted_names, name) and not _has_prefix(name, family.prefixes))
     if _patterns_apply(sorted_names, family):
         candidates = _lowercase_range(sorted_names)
         matched: set[str] = set()
@@ -120,8 +117,7 @@ def family_examples(sorted_names: list[str], family: Family, most: int = 3) -> t
             if _kept(family, sorted_names[i]):
                 out.append(sorted_names[i])
             i += 1
-    out += [n for n in family.names if len(out) < most and n in set(sorted_names[bisect_left(sorted_names, n):][:1])
-            and _kept(family, n)]
+    out += [n for n in family.names if len(out) < most and _contains(sorted_names, n) and _kept(family, n)]
     for pattern in family.patterns if _patterns_apply(sorted_names, family) else ():
         matched = [n for n in filter(pattern.match, _lowercase_range(sorted_names)) if _kept(family, n)]
         out += matched[:max(0, most - len(out))]
@@ -208,10 +204,7 @@ def family_members(sorted_names: list[str], family: Family) -> set[str]:
         out.update(sorted_names[lo:bisect_left(sorted_names, p + _HIGHEST, lo)])
     if family.exclude_prefixes:
         out = {n for n in out if not n.startswith(family.exclude_prefixes)}
-    for name in family.names:
-        i = bisect_left(sorted_names, name)
-        if i < len(sorted_names) and sorted_names[i] == name:
-            out.add(name)
+    out.update(name for name in family.names if _contains(sorted_names, name))
     if _patterns_apply(sorted_names, family):
         candidates = _lowercase_range(sorted_names)
         for pattern in family.patterns:
