@@ -90,6 +90,59 @@ def test_the_unrepaired_wheel_does_not_import(unreachable, tmp_path):
 
 
 @pytest.fixture(scope="module")
+def rpath_past_runpath(build, tmp_path_factory) -> Path:
+    """psycopg2-binary 2.7's layout: ``pkg/_chain`` (DT_RPATH ``$ORIGIN/../pkg.libs``) -> ``liba.so`` (DT_RUNPATH
+    ``$ORIGIN``) -> ``libb.so`` (no path of its own) -> ``libc3.so``. glibc finds libc3.so through _chain's DT_RPATH:
+    for libb's names it walks the DT_RPATH of libb, of its loader liba and of liba's loader (dl-load.c); liba's
+    DT_RUNPATH hides only liba's own DT_RPATH."""
+    c3 = build.compile_c("int c3(void) { return 3; }\n", "libc3.so", flags=("-Wl,-soname,libc3.so",))
+    b = build.compile_c("int c3(void);\nint b(void) { return c3(); }\n", "libb.so",
+                        flags=("-Wl,-soname,libb.so",), libs=(c3,))
+    a = build.compile_c("int b(void);\nint a(void) { return b(); }\n", "liba.so",
+                        flags=("-Wl,-soname,liba.so", "-Wl,--enable-new-dtags,-rpath,$ORIGIN"), libs=(b,))
+    ext = build.compile_c(extension_source("_chain", "return a();", prelude="int a(void);"), f"_chain{EXT_SUFFIX}",
+                          flags=("-Wl,--disable-new-dtags,-rpath,$ORIGIN/../pkg.libs",), libs=(a,))
+    tag = python_tag()
+    return build_wheel(tmp_path_factory.mktemp("past-runpath"), "chain", "1.0", f"{tag}-{tag}-manylinux_2_17_x86_64", {
+        "pkg/__init__.py": b"",
+        f"pkg/_chain{EXT_SUFFIX}": ext,
+        "pkg.libs/liba.so": a.read_bytes(),
+        "pkg.libs/libb.so": b.read_bytes(),
+        "pkg.libs/libc3.so": c3.read_bytes(),
+    })
+
+
+def test_a_loaders_rpath_reaches_past_a_library_with_runpath(rpath_past_runpath):
+    """The shipped libraries are all reached: no external library, the claimed tag kept, as auditwheel says (until
+    sweep E, wheelcheck dropped the loaders' DT_RPATH below liba and failed this wheel: libb "does not reach"
+    libc3.so)."""
+    report = audit_one(rpath_past_runpath)
+    assert by_rule(report, "external-library") == []
+    theirs = auditwheel_show(rpath_past_runpath)
+    assert report.external_libs == sorted(theirs["external_libs"]) == []
+    assert report.deserved_tag == theirs["overall_tag"] != "linux_x86_64" and report.passed
+
+
+def test_a_loaders_rpath_past_runpath_is_what_the_loader_does(rpath_past_runpath, tmp_path):
+    """The control: installed, the module imports and libc3.so answers, found through _chain's DT_RPATH."""
+    python = make_venv(tmp_path / "venv")
+    assert pip_install(python, rpath_past_runpath).returncode == 0
+    proc = import_and_call(python, "pkg._chain", tmp_path)
+    assert proc.returncode == 0 and proc.stdout.strip() == "3", proc.stderr
+
+
+def test_repair_leaves_a_loaders_rpath_past_runpath_alone(rpath_past_runpath, tmp_path):
+    """Nothing to reach, so nothing to rewrite: repair changes no file's search path."""
+    proc, doc = repair_json(rpath_past_runpath, "-w", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    (wheel,) = doc["wheels"]
+    assert wheel["grafted"] == [] and wheel["patched"] == []
+    with zipfile.ZipFile(wheel["output"]) as out, zipfile.ZipFile(rpath_past_runpath) as before:
+        for name in ("pkg.libs/liba.so", "pkg.libs/libb.so", "pkg.libs/libc3.so"):
+            assert out.read(name) == before.read(name)
+
+
+@pytest.fixture(scope="module")
 def plugin_and_host(build, tmp_path_factory) -> tuple[Path, Path]:
     alpha, beta = build.alpha_beta()
     root = tmp_path_factory.mktemp("foreign")

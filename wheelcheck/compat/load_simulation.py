@@ -86,7 +86,10 @@ def load(root: Placed, layout: Layout, preloaded: dict[str, Placed], system: fro
     queue: deque[tuple[Placed, tuple[tuple[Placed, str], ...]]] = deque([(root, ())])
     while queue:
         obj, chain = queue.popleft()
-        rpath_chain = () if obj.elf.runpath else tuple((obj, e) for e in obj.elf.rpath) + chain
+        # as wheel/library_resolution: the loaders' DT_RPATH chain goes on past an object with DT_RUNPATH, which
+        # itself searches no DT_RPATH
+        inherited = (() if obj.elf.runpath else tuple((obj, e) for e in obj.elf.rpath)) + chain
+        rpath_chain = () if obj.elf.runpath else inherited
         for name in obj.elf.needed:
             if skip_soname(name):
                 continue
@@ -99,7 +102,7 @@ def load(root: Placed, layout: Layout, preloaded: dict[str, Placed], system: fro
             if id(link.found) not in seen:
                 seen.add(id(link.found))
                 tree.order.append(link.found)
-                queue.append((link.found, rpath_chain if not link.found.elf.runpath else ()))
+                queue.append((link.found, inherited))
     return tree
 
 

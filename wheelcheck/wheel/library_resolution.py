@@ -70,8 +70,10 @@ def _load_tree(model, index, root: ElfInfo, provided, unresolved, loaded_from) -
     loaded_from.setdefault(root.path, []).append(root.path)
     while queue:
         obj, chain = queue.popleft()
-        own_rpath = () if obj.runpath else tuple((obj, p) for p in obj.rpath)
-        rpath_chain = own_rpath + chain if not obj.runpath else ()
+        # what obj's dependencies search: its DT_RPATH (ignored beside a DT_RUNPATH), then its loaders', up to the
+        # root (glibc's dl-load.c walks l_loader up; a DT_RUNPATH on the way hides only that object's own DT_RPATH)
+        inherited = (() if obj.runpath else tuple((obj, p) for p in obj.rpath)) + chain
+        rpath_chain = () if obj.runpath else inherited  # an object with DT_RUNPATH searches no DT_RPATH at all
         for soname in obj.needed:
             if skip_soname(soname):
                 continue
@@ -86,7 +88,7 @@ def _load_tree(model, index, root: ElfInfo, provided, unresolved, loaded_from) -
             if found.path not in seen:
                 seen.add(found.path)
                 loaded_from.setdefault(found.path, []).append(root.path)
-                queue.append((found, rpath_chain if not found.runpath else ()))
+                queue.append((found, inherited))
 
 
 def _search(model, index, obj: ElfInfo, soname: str, rpath_chain, root: ElfInfo) -> ElfInfo | None:
