@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from wheelcheck.compat.installed_layout import Layout, Placed, expand_search_entry
 from wheelcheck.conflicts.distribution import Distribution
-from wheelcheck.wheel.library_resolution import skip_soname
+from wheelcheck.wheel.library_resolution import rpath_chains, skip_soname
 
 __all__ = ["Link", "LoadTree", "preload", "load", "dlopen_links", "roots_of", "FOUND"]
 
@@ -86,10 +86,7 @@ def load(root: Placed, layout: Layout, preloaded: dict[str, Placed], system: fro
     queue: deque[tuple[Placed, tuple[tuple[Placed, str], ...]]] = deque([(root, ())])
     while queue:
         obj, chain = queue.popleft()
-        # as wheel/library_resolution: the loaders' DT_RPATH chain goes on past an object with DT_RUNPATH, which
-        # itself searches no DT_RPATH
-        inherited = (() if obj.elf.runpath else tuple((obj, e) for e in obj.elf.rpath)) + chain
-        rpath_chain = () if obj.elf.runpath else inherited
+        inherited, rpath_chain = rpath_chains(obj, obj.elf, chain)
         for name in obj.elf.needed:
             if skip_soname(name):
                 continue

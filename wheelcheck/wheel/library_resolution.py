@@ -14,11 +14,15 @@ import re
 from collections import deque
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TypeVar
 
 from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.elf.elf_info import ElfInfo, is_dynamic_loader
 
-__all__ = ["Resolution", "resolve", "LIBPYTHON", "expand_origin", "inside_install_roots", "rpath_directory"]
+__all__ = ["Resolution", "resolve", "LIBPYTHON", "expand_origin", "inside_install_roots", "rpath_directory",
+           "rpath_chains"]
+
+T = TypeVar("T")  # who owns an RPATH entry: the ElfInfo here, an installed file in compat
 
 LIBPYTHON = re.compile(r"^libpython\d+\.\d+[a-z]*\.so(\.\d+)*$")
 _ORIGIN = re.compile(r"\$(ORIGIN|\{ORIGIN\})")
@@ -61,6 +65,17 @@ def skip_soname(soname: str) -> bool:
     return is_dynamic_loader(soname) or bool(LIBPYTHON.match(soname))
 
 
+def rpath_chains(owner: T, elf: ElfInfo, chain: tuple[tuple[T, str], ...]) -> tuple[tuple[tuple[T, str], ...],
+                                                                                   tuple[tuple[T, str], ...]]:
+    """The DT_RPATH entries, as (owner, entry), nearest first, that ``elf``'s dependencies search and that ``elf``'s
+    own NEEDED names search, given ``chain``, its loaders' (what their dependencies search).
+
+    glibc (dl-load.c) walks the loaders up (``l_loader``) to the root: a DT_RUNPATH on the way hides only that
+    object's own DT_RPATH, and an object with a DT_RUNPATH searches no DT_RPATH at all."""
+    inherited = (() if elf.runpath else tuple((owner, p) for p in elf.rpath)) + chain
+    return inherited, () if elf.runpath else inherited
+
+
 def _load_tree(model, index, root: ElfInfo, provided, unresolved, loaded_from) -> None:
     loaded: dict[str, ElfInfo] = {_basename(root.path): root}
     if root.soname:
@@ -70,10 +85,7 @@ def _load_tree(model, index, root: ElfInfo, provided, unresolved, loaded_from) -
     loaded_from.setdefault(root.path, []).append(root.path)
     while queue:
         obj, chain = queue.popleft()
-        # what obj's dependencies search: its DT_RPATH (ignored beside a DT_RUNPATH), then its loaders', up to the
-        # root (glibc's dl-load.c walks l_loader up; a DT_RUNPATH on the way hides only that object's own DT_RPATH)
-        inherited = (() if obj.runpath else tuple((obj, p) for p in obj.rpath)) + chain
-        rpath_chain = () if obj.runpath else inherited  # an object with DT_RUNPATH searches no DT_RPATH at all
+        inherited, rpath_chain = rpath_chains(obj, obj, chain)
         for soname in obj.needed:
             if skip_soname(soname):
                 continue
