@@ -248,6 +248,49 @@ def test_a_killed_worker_loses_no_wheel(tmp_path, wheel_dir, index, cluster):
     assert killed[0] not in client.run(os.getpid).values()
 
 
+def _finished_results(dask_scheduler) -> dict[str, list[str]]:
+    """On the scheduler: census results computed and not yet fetched by the client, by the workers holding them."""
+    return {str(ts.key): [ws.address for ws in ts.who_has] for ts in dask_scheduler.tasks.values()
+            if ts.state == "memory" and str(ts.key).startswith("census-")}
+
+
+def test_a_worker_killed_holding_a_finished_result_loses_no_wheel(tmp_path, wheel_dir, index, cluster):
+    """The result is computed but not yet fetched when its worker dies: the client fetches, fails, has the
+    scheduler run it again and waits for it. It runs inside the caller's own `with Client(...)` (the fixture's),
+    as a library user's census would: the wait must be on the census client's loop, not the caller's."""
+    local, client = cluster
+    client.wait_for_workers(2, timeout=120)
+    good = ["clean0", "clean1", "clean2", "fresh", "alpha", "puresome"]
+    sources = expand_sources([index.url], projects=good)
+    index.delay = 0.3
+    pids = client.run(os.getpid)
+    killed: list[int] = []
+
+    def kill_a_holder(result) -> None:
+        if result.audited < 1 or killed:
+            return
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            holders = [address for addresses in client.run_on_scheduler(_finished_results).values()
+                       for address in addresses if address in pids]
+            if holders:
+                killed.append(pids[holders[0]])
+                os.kill(killed[0], signal.SIGKILL)
+                return
+            time.sleep(0.02)
+
+    try:
+        result = run_census(sources, CensusOptions(out_dir=tmp_path / "out", scheduler=local.scheduler_address),
+                            progress=kill_a_holder)
+    finally:
+        index.delay = 0.0
+    assert killed, "no finished result was waiting on a worker"
+    rows = read(tmp_path / "out", "wheels")
+    assert sorted(r["name"] for r in rows) == sorted(good)
+    assert [r["error"] for r in rows if r["error"]] == [] and result.audited == len(good)
+    client.wait_for_workers(2, timeout=120)
+
+
 def test_a_wheel_that_times_out_is_a_row_with_its_error(wheel_dir):
     source = expand_sources([str(wheel_dir / f"clean0-1.0-{TAG}.whl")])[0]
     rows = audit_source(source, {}, timeout=0.01)

@@ -80,7 +80,9 @@ def run_census(sources: Iterable[WheelSource], options: CensusOptions,
         window = options.window or 4 * threads
         pending = iter(todo)
         by_key: dict[object, WheelSource] = {}  # by future key
-        running = as_completed()
+        # on this client's loop: as_completed() alone takes the default client's, which is the caller's own
+        # inside `with Client(...)`; a result re-fetched after its worker died then waited on the wrong loop
+        running = as_completed(loop=client.loop)
 
         def submit_next() -> None:
             source = next(pending, None)
