@@ -145,6 +145,35 @@ def test_a_dlopen_fallback_of_a_needed_system_library_is_not_unguaranteed(build,
     assert not by_rule(w, "dlopen-unguaranteed")
 
 
+# GDAL built with PROJ_STATIC (Fiona 1.8, rasterio 1.0/1.1): it links the repaired wheel's libproj-<hash>.so.12,
+# imports dlopen for its plugins, and keeps the name libproj.so for messages only
+LINKED_NAME_SRC = extension_source(
+    "linkedname", "    return foo_version() + (plugin_name()[0] == 'l') - 1;",
+    prelude="#include <dlfcn.h>\nint foo_version(void);\n"
+            "static const char *volatile proj_name = \"libfoo.so\";\n"
+            "const char *plugin_name(void) { return proj_name; }\n"
+            "void *load_plugin(const char *path) { return dlopen(path, RTLD_NOW); }\n")
+
+
+def test_the_name_of_a_library_the_file_links_under_a_repaired_name_is_a_fallback(build, tmp_path):
+    """The file NEEDs the wheel's libfoo-1a2b3c4d.so.1.0.0 and names libfoo.so: it has the library, whatever it
+    does with the name. The control is the hashed-graft case below: a file that only names it is warned."""
+    graft = "linkedname.libs/libfoo-1a2b3c4d.so.1.0.0"
+    libfoo = build.compile_c(LIBFOO_SRC, graft.rsplit("/", 1)[-1], flags=("-Wl,-soname,libfoo-1a2b3c4d.so.1.0.0",))
+    ext = build.compile_c(LINKED_NAME_SRC, "linkedname.so", libs=("dl", libfoo),
+                          flags=("-Wl,-rpath,$ORIGIN/../linkedname.libs",))
+    wheel = build_wheel(tmp_path, "linkedname", "1.0", TAG, {EXT.format("linkedname"): ext, graft: libfoo})
+    w = one(wheel)
+    assert "libfoo-1a2b3c4d.so.1.0.0" in w.files[0].needed
+    assert rows_of(w, EXT.format("linkedname")) == {"libfoo.so": "fallback"}
+    assert not by_rule(w, "dlopen-unguaranteed") and w.passed
+    assert w.deserved_tag == auditwheel_show(wheel)["overall_tag"]
+    python = make_venv(tmp_path / "venv")
+    assert pip_install(python, wheel).returncode == 0
+    proc = import_and_call(python, "pkg.linkedname", tmp_path)
+    assert proc.returncode == 0 and proc.stdout.strip() == "1", proc.stderr
+
+
 @pytest.mark.parametrize("names, member, message_end, fix", [
     # mysql-connector-python dlopens libkrb5.so and ships libkrb5.so.3: nothing was renamed
     (("libbar.so",), "pkg/lib/libbar.so.3",

@@ -3,8 +3,8 @@
 A soname-looking string in an ELF file's read-only data that is not in its NEEDED list is what it may
 pass to dlopen. Each is shipped by the wheel, allowed by the policy, a system driver (which must come
 from the machine: data/drivers.json plus the policy's own), a fallback (another name of the same library
-in the same file is shipped or allowed: programs try "libfoo.so", then "libfoo.so.1"), or something no
-policy guarantees.
+in the same file is shipped or allowed: programs try "libfoo.so", then "libfoo.so.1"; or the file already
+needs that library, from the system or from the wheel under any name), or something no policy guarantees.
 
 A name is only something the file may load when code can hand it to a loader: the file, or a library of the wheel
 it needs, imports dlopen or a loader that takes a name (GLib's g_module_open, libtool's lt_dlopen, SDL, NSPR, Qt...),
@@ -162,8 +162,11 @@ def _statuses(ctx: CheckContext, elf: ElfInfo, shipped: dict[str, str], drivers:
     # of the library is there for sure, the others are only what the loop tries before or after it
     found = {_stem(s) for s, st in statuses.items() if st in ("shipped", "allowed", "driver")}
     # a system library the file needs already (libGL.so.1, NEEDED): its other names (libGL.so) are what a loop
-    # tries after it. Not a vendored copy: dlopen of the plain name misses its renamed soname
-    found |= {_stem(s) for s in elf.needed if s in drivers or _allowed(ctx, s)}
+    # tries after it. So is a library of the wheel it needs, even renamed by a repair (libproj-bd876d1a.so.12,
+    # beside the string libproj.so): a file linked to a library does not dlopen it (GDAL built with PROJ_STATIC
+    # keeps the name for messages), and if it did, the loaded copy's symbols are already there
+    found |= {_stem(s) for s in elf.needed
+              if s in drivers or _allowed(ctx, s) or (elf.path, s) in ctx.resolution.provided}
     statuses = {s: "fallback" if st == "unguaranteed" and _stem(s) in found else st for s, st in statuses.items()}
     if "unguaranteed" in statuses.values() and not _may_load(ctx, elf):
         statuses = {s: "no-loader" if st == "unguaranteed" else st for s, st in statuses.items()}
