@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -55,12 +56,61 @@ def test_default_build_has_no_loading_findings(build, tmp_path):
     assert not [f for f in w.findings if f.rule in rules]
 
 
+def relocations_in_read_only_segments(path) -> list[tuple[int, str]]:
+    """(offset, type) of the dynamic relocations readelf lists at an address of a PT_LOAD without W."""
+    segments = [line.split() for line in readelf("-l", path).splitlines() if line.strip().startswith("LOAD")]
+    read_only = [(int(f[2], 16), int(f[2], 16) + int(f[4], 16)) for f in segments if "W" not in "".join(f[6:-1])]
+    found = []
+    for line in readelf("-r", path).splitlines():
+        fields = line.split()
+        if len(fields) >= 3 and fields[2].startswith("R_") and all(c in "0123456789abcdef" for c in fields[0]):
+            offset = int(fields[0], 16)
+            if any(start <= offset < end for start, end in read_only):
+                found.append((offset, fields[2]))
+    return found
+
+
 def test_text_relocations_warn(build, tmp_path):
     ext = build.compile_c(TEXTREL_SRC, "textrel.so", flags=("-Wl,-z,notext",))
     assert "TEXTREL" in readelf("-d", ext)
+    in_code = relocations_in_read_only_segments(ext)
+    assert in_code and all(kind != "R_X86_64_NONE" for _o, kind in in_code)
     w = one(build_wheel(tmp_path, "textrel", "1.0", TAG, {EXT.format("textrel"): ext}))
     (f,) = by_rule(w, "text-relocations")
     assert f.severity == "warning" and f.file == EXT.format("textrel") and w.passed
+    assert f.message == f"has text relocations (DT_TEXTREL) ({len(in_code)} relocation" \
+                        f"{'s patch' if len(in_code) > 1 else ' patches'} its read-only segments)"
+    assert "-fPIC" in f.hint
+
+
+def test_textrel_with_only_none_placeholders_in_the_code_says_so(build, tmp_path):
+    """sccache 0.16 riscv64: old GNU ld relaxed every relocation of the code into an R_RISCV_NONE placeholder and
+    kept DT_TEXTREL. Here the x86_64 text relocation is turned into R_X86_64_NONE (r_info 0) in the file; glibc
+    still loads it (and still makes the code writable while relocating, the warning's reason)."""
+    from elftools.elf.elffile import ELFFile
+
+    ext = build.compile_c(TEXTREL_SRC, "textrel.so", flags=("-Wl,-z,notext",))
+    in_code = {offset for offset, _kind in relocations_in_read_only_segments(ext)}
+    data = bytearray(ext.read_bytes())
+    with open(ext, "rb") as f:
+        rela = ELFFile(f).get_section_by_name(".rela.dyn")
+        base, entsize = rela["sh_offset"], rela["sh_entsize"]
+        entries = [(i, r["r_offset"]) for i, r in enumerate(rela.iter_relocations())]
+    patched = [i for i, offset in entries if offset in in_code]
+    assert patched
+    for i in patched:
+        data[base + i * entsize + 8: base + i * entsize + 16] = bytes(8)  # r_info: symbol 0, type R_X86_64_NONE
+    none = tmp_path / "textrel_none.so"
+    none.write_bytes(bytes(data))
+    assert {kind for _o, kind in relocations_in_read_only_segments(none)} == {"R_X86_64_NONE"}
+    assert "TEXTREL" in readelf("-d", none)
+    loads = subprocess.run([sys.executable, "-c", f"import ctypes; ctypes.CDLL({str(none)!r})"], capture_output=True)
+    assert loads.returncode == 0, loads.stderr
+    w = one(build_wheel(tmp_path, "textrel", "1.0", TAG, {EXT.format("textrel"): none}))
+    (f,) = by_rule(w, "text-relocations")
+    assert f.severity == "warning" and w.passed
+    assert "no relocation patches its read-only segments" in f.message
+    assert "-fPIC" not in f.hint and "-z notext" in f.hint and "newer binutils" in f.hint
 
 
 @pytest.mark.parametrize("entry, rule, severity", [

@@ -26,12 +26,29 @@ def check_loading(ctx: CheckContext) -> Iterator[Finding]:
     for elf in ctx.elves:
         yield from _stack(elf, musl)
         if elf.textrel:
-            yield Finding(
-                "text-relocations", "warning", elf.path,
-                "has text relocations (DT_TEXTREL)",
-                "compile every object with -fPIC (look for assembly or objects built without it: "
-                "`readelf -r` lists the relocations against .text), and link with -Wl,-z,text to catch it")
+            yield _text_relocations(elf)
         yield from _search_paths(ctx.model, elf)
+
+
+def _text_relocations(elf: ElfInfo) -> Finding:
+    # the flag is the linker's doing: lld sets it whenever -z notext is passed (catboost 1.2), old RISC-V GNU ld
+    # kept it after relaxation had turned the code's relocations into R_RISCV_NONE placeholders (sccache 0.16)
+    if elf.text_relocations == 0:
+        return Finding(
+            "text-relocations", "warning", elf.path,
+            "has DT_TEXTREL set, though no relocation patches its read-only segments (R_*_NONE placeholders "
+            "aside)",
+            "the objects need no change: drop -z notext from the link (lld sets the flag whenever it is given), or "
+            "relink with a newer binutils (old RISC-V ld leaves it after relaxation); -Wl,-z,text keeps it out",
+            cause="has text relocations (DT_TEXTREL)")
+    count = "" if elf.text_relocations is None else f" ({elf.text_relocations} relocation" \
+        f"{' patches' if elf.text_relocations == 1 else 's patch'} its read-only segments)"
+    return Finding(
+        "text-relocations", "warning", elf.path,
+        f"has text relocations (DT_TEXTREL){count}",
+        "compile every object with -fPIC (look for assembly or objects built without it: "
+        "`readelf -r` lists the relocations against .text), and link with -Wl,-z,text to catch it",
+        cause="has text relocations (DT_TEXTREL)")
 
 
 def _stack(elf: ElfInfo, musl: bool) -> Iterator[Finding]:

@@ -178,6 +178,8 @@ class ElfInfo:
     isa_level: int | None = None  # x86-64 microarchitecture level (2, 3, 4) from the GNU property note
     isa_problem: str | None = None
     textrel: bool = False
+    # with textrel: how many relocations (R_*_NONE aside) patch a non-writable segment; None when not told
+    text_relocations: int | None = None
     gnu_stack: bool = False  # a PT_GNU_STACK header exists
     exec_stack: bool = False  # the stack is executable (PF_X on PT_GNU_STACK, or no PT_GNU_STACK)
     has_dynamic: bool = False

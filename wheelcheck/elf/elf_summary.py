@@ -29,6 +29,7 @@ from wheelcheck.elf._kept_bytes import FILE_PIECE, WINDOW, Reread, SparseFile, p
 from wheelcheck.elf._string_scan import SpanScanner
 from wheelcheck.elf.arch import arch_of, x86_isa_level
 from wheelcheck.elf.elf_info import ElfInfo, SymbolTable, VersionNeed, mask_and
+from wheelcheck.elf.text_relocations import RELOCATION_TAGS, count_text_relocations
 from wheelcheck.elf.version_strings import VersionScanner, version_symbols
 from wheelcheck.errors import BadElfError, ElfFormatError
 
@@ -40,7 +41,7 @@ ELF_MAGIC = b"\x7fELF"
 _DT = {
     1: "DT_NEEDED", 4: "DT_HASH", 5: "DT_STRTAB", 6: "DT_SYMTAB", 10: "DT_STRSZ", 11: "DT_SYMENT",
     14: "DT_SONAME", 15: "DT_RPATH", 22: "DT_TEXTREL", 29: "DT_RUNPATH", 30: "DT_FLAGS",
-    0x6FFFFEF5: "DT_GNU_HASH", 0x6FFFFFF0: "DT_VERSYM", 0x6FFFFFFC: "DT_VERDEF",
+    **RELOCATION_TAGS, 0x6FFFFEF5: "DT_GNU_HASH", 0x6FFFFFF0: "DT_VERSYM", 0x6FFFFFFC: "DT_VERDEF",
     0x6FFFFFFD: "DT_VERDEFNUM", 0x6FFFFFFE: "DT_VERNEED", 0x6FFFFFFF: "DT_VERNEEDNUM",
 }
 _STRING_TAGS = ("DT_NEEDED", "DT_SONAME", "DT_RPATH", "DT_RUNPATH")
@@ -235,8 +236,9 @@ class _Summary:
             sparse.keep(start, min(sparse.size, max(strtab_end, start + _AHEAD_KEPT), start + _AHEAD_KEPT))
             return
         if where and strtab_end <= sparse.position and sparse.size - sparse.position >= _EARLY_MIN:
+            unwritable = _unwritable(self.phdrs)
             self._early = _EarlyTables(lambda: _read_dynamic(sparse, dynamic, loads, header["class"],
-                                                             header["endian"], header["e_machine"]))
+                                                             header["endian"], header["e_machine"], unwritable))
 
     def _read_headers(self) -> None:
         """Parse the file and program headers once the bytes holding them have arrived."""
@@ -351,7 +353,7 @@ class _Summary:
             if dynamic is None:
                 return ElfInfo(**base)
             tables = self._early.result() if self._early is not None else \
-                _read_dynamic(sparse, dynamic, loads, elf_class, endian, header["e_machine"])
+                _read_dynamic(sparse, dynamic, loads, elf_class, endian, header["e_machine"], _unwritable(self.phdrs))
             stated = tables.pop("symbol_versions", ())
             if stated:
                 base["version_strings"] = tuple(sorted(set(base["version_strings"]).union(stated)))
@@ -477,8 +479,14 @@ def file_ranges(spans, size: int) -> list[tuple[int, int]]:
     return [(start, end) for start, end in merged]
 
 
+def _unwritable(phdrs) -> list[tuple[int, int]]:
+    """Address ranges of the PT_LOAD segments the program may not write: what a text relocation patches."""
+    return [(vaddr, vaddr + filesz) for ptype, flags, _o, vaddr, filesz, _a in phdrs
+            if ptype == PT_LOAD and not flags & PF_W]
+
+
 def _read_dynamic(sparse: SparseFile, dynamic: tuple[int, int], loads, elf_class: int, endian: str,
-                  machine: str) -> dict:
+                  machine: str, unwritable: list[tuple[int, int]]) -> dict:
     off, size = dynamic
     tags: dict[str, int] = {}
     strings_at: dict[str, list[int]] = {t: [] for t in _STRING_TAGS}
@@ -504,7 +512,7 @@ def _read_dynamic(sparse: SparseFile, dynamic: tuple[int, int], loads, elf_class
         return tuple(entry for entry in strings(tag) if entry and "" in entry.split(":"))
 
     soname = strings("DT_SONAME")
-    out = dict(
+    out: dict[str, object] = dict(
         has_dynamic=True,
         soname=soname[0] if soname else None,
         needed=strings("DT_NEEDED"),
@@ -514,6 +522,9 @@ def _read_dynamic(sparse: SparseFile, dynamic: tuple[int, int], loads, elf_class
         tuple(("RUNPATH", e) for e in with_gaps("DT_RUNPATH")),
         textrel="DT_TEXTREL" in tags or bool(tags.get("DT_FLAGS", 0) & DF_TEXTREL),
     )
+    if out["textrel"]:
+        out["text_relocations"] = count_text_relocations(sparse.read, sparse.size, tags, amap, unwritable, elf_class,
+                                                         endian, machine)
     if strtab is None or "DT_SYMTAB" not in tags:
         return out
     symtab, needs, defs = _read_symbol_tables(sparse, amap, tags, elf_class, endian, strtab, machine)
