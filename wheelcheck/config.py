@@ -19,11 +19,6 @@ from typing import Any
 
 from wheelcheck.errors import UsageError
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 __all__ = ["ENVIRONMENT", "SETTINGS", "Setting", "Settings", "find_pyproject", "load_settings"]
 
 
@@ -105,6 +100,10 @@ def load_settings(pyproject: Path | None, overrides: Mapping[str, Any], *, comma
 
 
 def _read_table(path: Path) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):  # imported here: most runs have no configuration file to read
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
     try:
         doc = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:

@@ -16,7 +16,6 @@ import os
 import threading
 from collections.abc import Callable
 from typing import Any
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from email.parser import HeaderParser
 from pathlib import Path
 from zipfile import ZIP_DEFLATED, ZIP_STORED, ZipInfo
@@ -173,6 +172,8 @@ def _on_threads(reader: WheelReader, members: list[ZipInfo], algorithms: list[st
                 tally: _Tally, analyse: Analyse | None) -> list[_Result]:
     if jobs <= 1 or len(members) <= 1 and (not members or members[0].file_size < _AHEAD):
         return _one_by_one(reader, members, algorithms, tally, analyse)
+    from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait  # here: a small wheel needs no pool
+
     # largest first, so the longest member starts at once and the small ones fill in around it
     order = sorted(range(len(members)), key=lambda i: -members[i].file_size)
     results: list = [None] * len(members)
