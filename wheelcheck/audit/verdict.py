@@ -315,3 +315,9 @@ def _check_record(model: WheelModel, report: WheelReport) -> None:
             "record-hash", "error", member, problem,
             "the wheel was changed after RECORD was written; rebuild it or regenerate RECORD",
             cause=problem.partition(" (")[0]))
+    for member in model.record_in_hex:
+        report.findings.append(Finding(
+            "record-hash-hex", "warning", member,
+            "has the right hash in RECORD, written in hex where the wheel format wants urlsafe base64",
+            "rebuild with a backend that writes RECORD as the format says (uv_build 0.8.13 or newer), or let "
+            "`wheelcheck repair` rewrite RECORD", cause="has its RECORD hash written in hex"))

@@ -10,7 +10,7 @@ import os
 from typing import NamedTuple
 
 __all__ = ["Record", "RecordRow", "record_digest", "digest_field", "file_sha256", "record_rows", "render_record",
-           "ACCEPTED_HASHES"]
+           "written_in_hex", "ACCEPTED_HASHES"]
 
 
 class RecordRow(NamedTuple):
@@ -33,6 +33,15 @@ def record_digest(data: bytes, algorithm: str = "sha256") -> str:
 def digest_field(algorithm: str, digest: bytes) -> str:
     """The RECORD form of a digest already computed (for a member hashed as it streamed)."""
     return f"{algorithm}=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
+def written_in_hex(field: str) -> bool:
+    """Whether a RECORD hash field gives its digest in hex rather than urlsafe base64 (uv_build before 0.8.13
+    wrote sha256 so). Unambiguous: a digest of n bytes is 2n hex digits, and base64 of it is shorter."""
+    algorithm, _, value = field.partition("=")
+    if algorithm not in ACCEPTED_HASHES or len(value) != 2 * hashlib.new(algorithm).digest_size:
+        return False
+    return all(c in "0123456789abcdefABCDEF" for c in value)
 
 
 def file_sha256(path: str | os.PathLike) -> str:
@@ -101,3 +110,11 @@ class Record:
         if expected.rstrip("=") != digest:  # base64 padding is no part of the hash, and installers ignore it
             return f"content does not match its RECORD hash ({expected} recorded, {digest} found)"
         return None
+
+    def matches_in_hex(self, path: str, digest: str) -> bool:
+        """Whether RECORD gives ``digest`` (a RECORD hash field) for ``path``, written in hex."""
+        expected = self.rows.get(path, ("", ""))[0]
+        if not written_in_hex(expected) or expected.partition("=")[0] != digest.partition("=")[0]:
+            return False
+        raw = base64.urlsafe_b64decode(digest.partition("=")[2] + "==")
+        return expected.partition("=")[2].lower() == raw.hex()

@@ -112,7 +112,7 @@ def scan_reader(reader: WheelReader, jobs: int | None = None, progress: Progress
                 not_elf.append((name, _what_it_holds(head)))
     results = _summarize_all(reader, candidates, [record.algorithm(m.filename) for m in candidates],
                              jobs or default_jobs(), _Tally(candidates, progress), analyse)
-    elves, problems, debug_files = [], [], []
+    elves, problems, hex_digests, debug_files = [], [], [], []
     analyses = []
     for member, (info, digest, analysis) in zip(candidates, results):
         if info.debug_only:  # nothing loads it: not one of the wheel's ELF files to judge or repair
@@ -122,7 +122,9 @@ def scan_reader(reader: WheelReader, jobs: int | None = None, progress: Progress
             if analyse is not None:
                 analyses.append((info, analysis))
         problem = record.check(member.filename, digest)
-        if problem:
+        if problem and record.matches_in_hex(member.filename, digest):
+            hex_digests.append(member.filename)
+        elif problem:
             problems.append((member.filename, problem))
     return WheelModel(
         filename=reader.filename,
@@ -135,6 +137,7 @@ def scan_reader(reader: WheelReader, jobs: int | None = None, progress: Progress
         data_dir=reader.data_dir(),
         requires_dist=tuple(metadata.get_all("Requires-Dist") or ()),
         record_problems=tuple(problems),
+        record_in_hex=tuple(hex_digests),
         not_elf_libraries=tuple(not_elf),
         links=tuple(links),
         debug_files=tuple(debug_files),

@@ -37,6 +37,7 @@ class WheelModel:
     data_dir: str = ""
     requires_dist: tuple[str, ...] = ()
     record_problems: tuple[tuple[str, str], ...] = field(default=())  # (member, problem)
+    record_in_hex: tuple[str, ...] = ()  # members whose RECORD hash is right but written in hex, not base64
     # members named like shared libraries (GNU ld scripts aside) that hold no ELF file: (member, what they hold)
     not_elf_libraries: tuple[tuple[str, str], ...] = ()
     links: tuple[tuple[str, str], ...] = ()  # members stored as symbolic links: (member, the target path they hold)

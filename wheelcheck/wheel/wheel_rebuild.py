@@ -26,7 +26,7 @@ from typing import Union
 
 from wheelcheck.errors import OutputError, UsageError
 from wheelcheck.wheel.wheel_reader import WheelReader
-from wheelcheck.wheel.record import ACCEPTED_HASHES, RecordRow, digest_field, record_rows, render_record
+from wheelcheck.wheel.record import ACCEPTED_HASHES, RecordRow, digest_field, record_rows, render_record, written_in_hex
 from wheelcheck.wheel.wheel_writer import ZipWriter, atomic_output
 from wheelcheck.wheel import _zlib
 
@@ -215,7 +215,8 @@ def _old_rows(reader: WheelReader, record_name: str) -> list[tuple[str, str, str
 
 def _kept_row(reader: WheelReader, info: zipfile.ZipInfo, old: tuple[str, str, str] | None) -> tuple[str, str, str]:
     """The old RECORD row of an unchanged member when it is usable, else one computed from its bytes."""
-    if old is not None and old[1].partition("=")[0] in ACCEPTED_HASHES and old[2] == str(info.file_size):
+    if old is not None and old[1].partition("=")[0] in ACCEPTED_HASHES and not written_in_hex(old[1]) \
+            and old[2] == str(info.file_size):
         return old
     digest = hashlib.sha256()
     for piece in reader.pieces(info.filename):
