@@ -287,6 +287,8 @@ def _explain_external(row: Row, show: dict, wc: WheelReport) -> None:
             row.differences.append(("d17", f"{soname}: musl's loader answers it with itself"))
         elif show["external_libs"][soname]:
             row.differences.append(("d1", f"{soname} found on this host"))
+        elif soname in _shipped_sonames(wc):  # e.g. found through a loader's DT_RPATH, which auditwheel ignores
+            row.differences.append(("d7", f"{soname} is in the wheel and ld.so finds it"))
         else:
             row.differences.append(("?", f"auditwheel lists {soname} as external, wheelcheck does not"))
     for soname in sorted(ours - theirs):
