@@ -56,6 +56,7 @@ REASONS = {
     "d16": "auditwheel stops with a traceback; wheelcheck answers",
     "d17": "musl's loader answers libc.so, libm.so.6 and kin with itself",
     "d19": "a wheel claiming no platform carries several architectures: each tool judges another",
+    "d21": "a NEEDED path with $ORIGIN names a file of the wheel (glibc opens it)",
 }
 
 
@@ -236,6 +237,8 @@ def _why_auditwheel_is_stricter(show: dict, wc: WheelReport) -> list[tuple[str, 
             out.append(("d1", f"{soname} found on this host at {show['external_libs'][soname]}"))
         elif soname in shipped:
             out.append(("d7", f"{soname} is in the wheel and ld.so finds it"))
+        elif "$ORIGIN" in soname and soname.rsplit("/", 1)[-1] in shipped:
+            out.append(("d21", f"{soname} is a file of the wheel"))
         elif wc.libc == "musl" and musl_answers_itself(soname):
             out.append(("d17", f"{soname}: musl's loader answers it with itself"))
     for soname, versions in show.get("versioned_symbols", {}).items():
@@ -289,6 +292,8 @@ def _explain_external(row: Row, show: dict, wc: WheelReport) -> None:
             row.differences.append(("d1", f"{soname} found on this host"))
         elif soname in _shipped_sonames(wc):  # e.g. found through a loader's DT_RPATH, which auditwheel ignores
             row.differences.append(("d7", f"{soname} is in the wheel and ld.so finds it"))
+        elif "$ORIGIN" in soname and soname.rsplit("/", 1)[-1] in _shipped_sonames(wc):
+            row.differences.append(("d21", f"{soname} is a file of the wheel"))
         else:
             row.differences.append(("?", f"auditwheel lists {soname} as external, wheelcheck does not"))
     for soname in sorted(ours - theirs):

@@ -13,21 +13,12 @@ from wheelcheck.audit.constraints import Constraint, collect_constraints
 from wheelcheck.audit.file_analyses import FileAnalysis, analyse_files
 from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.wheel.library_resolution import LIBPYTHON, resolve
-from wheelcheck.elf.elf_info import ElfInfo, is_dynamic_loader
+from wheelcheck.elf.elf_info import ElfInfo, is_dynamic_loader, libc_of_elf
 from wheelcheck.errors import UsageError
 from wheelcheck.policy.policy_model import Policy, PolicySet
 from wheelcheck.audit.findings import FileReport, Finding, WheelReport, reaches
 
 __all__ = ["Judgement", "assess", "judge", "libc_of_elf", "wheel_platform"]
-
-
-def libc_of_elf(elf: ElfInfo) -> str | None:
-    names = list(elf.needed) + ([elf.interpreter.rsplit("/", 1)[-1]] if elf.interpreter else [])
-    if any(n.startswith(("libc.musl-", "ld-musl-")) for n in names):
-        return "musl"
-    if any(n == "libc.so.6" or n.startswith(("ld-linux", "ld64.so.")) for n in names):
-        return "glibc"
-    return None
 
 
 @dataclass(frozen=True)
@@ -60,7 +51,7 @@ def assess(model: WheelModel, options: AuditOptions) -> Judgement:
     report.arch, report.libc = arch, libc
     elves = _platform_elves(model, arch, libc, report)
     policies = options.policies.for_platform(libc, arch)
-    resolution = resolve(model, elves)
+    resolution = resolve(model, elves, libc)
     constraints = collect_constraints(
         model, elves, resolution, arch, options.exclude, options.external, policies)
     if not options.isa_check:

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 
 from wheelcheck.compat.installed_layout import Layout, Placed, expand_search_entry
 from wheelcheck.conflicts.distribution import Distribution
-from wheelcheck.wheel.library_resolution import rpath_chains, skip_soname
+from wheelcheck.elf.elf_info import libc_of_elf
+from wheelcheck.wheel.library_resolution import needed_path, rpath_chains, skip_soname
 
 __all__ = ["Link", "LoadTree", "preload", "load", "dlopen_links", "roots_of", "FOUND"]
 
@@ -35,7 +36,7 @@ class Link:
     how: str  # own (same distribution, by path), path (another's, by RPATH/RUNPATH), loaded (by SONAME, loaded
     #           by importing another distribution), system, unreached, missing
     found: Placed | None = None
-    via: str | None = None  # the RPATH/RUNPATH entry that found it, or the distribution whose import loaded it
+    via: str | None = None  # the RPATH/RUNPATH entry (or the NEEDED path) that found it, or the importing distribution
     elsewhere: tuple[Placed, ...] = ()  # unreached: the given files of that name
     searched: tuple[str, ...] = ()  # virtual directories searched (missing, unreached)
     dlopen: bool = False
@@ -125,7 +126,12 @@ def dlopen_links(tree: LoadTree, layout: Layout, preloaded: dict[str, Placed], s
 def _resolve(obj: Placed, name: str, rpath_chain, layout: Layout, loaded: dict[str, Placed],
              system: frozenset[str], trusted: frozenset[int] | None = None,
              preloaded: dict[str, Placed] | None = None) -> Link:
-    if "/" in name:  # a path in DT_NEEDED is opened as it is: never one of ours
+    if "/" in name:  # a path in DT_NEEDED is opened as it is, $ORIGIN expanded (glibc): no search
+        musl = libc_of_elf(obj.elf) == "musl" or "libc.so" in obj.elf.needed
+        path = needed_path(obj.path, name, "musl" if musl else "glibc")
+        candidate = layout.by_path.get(path) if path is not None else None
+        if candidate is not None and _compatible(candidate, obj):
+            return Link(obj, name, "own" if candidate.dist is obj.dist else "path", candidate, name)
         return Link(obj, name, "system" if name.rsplit("/", 1)[-1] in system else "missing")
     hit = loaded.get(name)
     if hit is not None and trusted is not None and preloaded is not None and preloaded.get(name) is hit \

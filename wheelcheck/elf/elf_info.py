@@ -9,7 +9,8 @@ from itertools import compress
 from typing import NamedTuple
 from collections.abc import Iterable
 
-__all__ = ["ElfInfo", "Symbol", "SymbolTable", "VersionNeed", "EXPORT_BINDS", "EXPORT_VISIBILITIES", "mask_and"]
+__all__ = ["ElfInfo", "Symbol", "SymbolTable", "VersionNeed", "EXPORT_BINDS", "EXPORT_VISIBILITIES", "mask_and",
+           "libc_of_elf"]
 
 EXPORT_BINDS = frozenset({"GLOBAL", "WEAK", "GNU_UNIQUE"})
 EXPORT_VISIBILITIES = frozenset({"DEFAULT", "PROTECTED"})
@@ -241,3 +242,13 @@ class ElfInfo:
 def is_dynamic_loader(soname: str) -> bool:
     """ld-linux*.so.*, ld64.so.1 (ppc64le), ld64.so.2 (s390x), ld-musl-*: never a dependency to judge."""
     return soname.startswith(("ld-linux", "ld-musl-")) or soname in ("ld64.so.1", "ld64.so.2", "ld.so.1")
+
+
+def libc_of_elf(elf: ElfInfo) -> str | None:
+    """"musl" or "glibc" by what the file needs and its interpreter; None when nothing says."""
+    names = list(elf.needed) + ([elf.interpreter.rsplit("/", 1)[-1]] if elf.interpreter else [])
+    if any(n.startswith(("libc.musl-", "ld-musl-")) for n in names):
+        return "musl"
+    if any(n == "libc.so.6" or n.startswith(("ld-linux", "ld64.so.")) for n in names):
+        return "glibc"
+    return None

@@ -137,7 +137,7 @@ def _choose(model: WheelModel, options: RepairOptions, audit_options: AuditOptio
     elves = [e for e in model.elves if e.arch == arch and libc_of_elf(e) in (None, libc)]
     if not elves or not candidates:
         return None, None  # an architecture no policy covers: nothing to aim at
-    resolution = resolve(model, elves)
+    resolution = resolve(model, elves, libc)
     drivers = system_drivers().union(*(p.drivers for p in candidates))
 
     def skip(soname: str) -> bool:

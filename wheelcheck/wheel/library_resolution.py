@@ -20,12 +20,13 @@ from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.elf.elf_info import ElfInfo, is_dynamic_loader
 
 __all__ = ["Resolution", "resolve", "LIBPYTHON", "expand_origin", "inside_install_roots", "rpath_directory",
-           "rpath_chains"]
+           "rpath_chains", "needed_path"]
 
 T = TypeVar("T")  # who owns an RPATH entry: the ElfInfo here, an installed file in compat
 
 LIBPYTHON = re.compile(r"^libpython\d+\.\d+[a-z]*\.so(\.\d+)*$")
 _ORIGIN = re.compile(r"\$(ORIGIN|\{ORIGIN\})")
+_MACHINE_TOKEN = re.compile(r"\$(LIB|PLATFORM|\{LIB\}|\{PLATFORM\})")  # ld.so fills them in from the machine
 # $ORIGIN/../lib/python3.X/site-packages/... from bin/ lands back in site-packages
 _SITE = re.compile(r"^/lib/python[^/]+/site-packages(?=/|$)")
 _INSTALL_ROOTS = {"sp", "bin", "data", "headers"}
@@ -39,7 +40,8 @@ class Resolution:
     loaded_from: dict[str, tuple[str, ...]]  # member -> roots whose tree loads it
 
 
-def resolve(model: WheelModel, elves: list[ElfInfo]) -> Resolution:
+def resolve(model: WheelModel, elves: list[ElfInfo], libc: str = "glibc") -> Resolution:
+    """The load tree of each root; ``libc``, the wheel's, decides how a NEEDED path is opened."""
     index = {model.install_path(e.path): e for e in elves}
     needed_names = {n for e in elves for n in e.needed}
     roots = tuple(e.path for e in elves if e.is_extension or e.path.rsplit("/", 1)[-1] not in needed_names)
@@ -48,7 +50,7 @@ def resolve(model: WheelModel, elves: list[ElfInfo]) -> Resolution:
     unresolved: dict[tuple[str, str], None] = {}
     loaded_from: dict[str, list[str]] = {}
     for root in roots:
-        _load_tree(model, index, by_path[root], provided, unresolved, loaded_from)
+        _load_tree(model, index, by_path[root], provided, unresolved, loaded_from, libc)
     for key in list(unresolved):
         if key in provided:
             del unresolved[key]  # resolved in another tree that also loads this object
@@ -76,7 +78,7 @@ def rpath_chains(owner: T, elf: ElfInfo, chain: tuple[tuple[T, str], ...]) -> tu
     return inherited, () if elf.runpath else inherited
 
 
-def _load_tree(model, index, root: ElfInfo, provided, unresolved, loaded_from) -> None:
+def _load_tree(model, index, root: ElfInfo, provided, unresolved, loaded_from, libc: str) -> None:
     loaded: dict[str, ElfInfo] = {_basename(root.path): root}
     if root.soname:
         loaded[root.soname] = root
@@ -89,7 +91,10 @@ def _load_tree(model, index, root: ElfInfo, provided, unresolved, loaded_from) -
         for soname in obj.needed:
             if skip_soname(soname):
                 continue
-            found = loaded.get(soname) or _search(model, index, obj, soname, rpath_chain, root)
+            if "/" in soname:
+                found = _by_path(model, index, obj, soname, root, libc)
+            else:
+                found = loaded.get(soname) or _search(model, index, obj, soname, rpath_chain, root)
             if found is None:
                 unresolved.setdefault((obj.path, soname), None)
                 continue
@@ -113,6 +118,27 @@ def _search(model, index, obj: ElfInfo, soname: str, rpath_chain, root: ElfInfo)
         if candidate is not None and _compatible(candidate, root):
             return candidate
     return None
+
+
+def _by_path(model, index, obj: ElfInfo, name: str, root: ElfInfo, libc: str) -> ElfInfo | None:
+    path = needed_path(model.install_path(obj.path), name, libc)
+    candidate = index.get(path) if path is not None else None
+    return candidate if candidate is not None and _compatible(candidate, root) else None
+
+
+def needed_path(install_path: str, name: str, libc: str | None) -> str | None:
+    """The install path a NEEDED name with a slash (``$ORIGIN/libkurl.so``) opens, for the file installed at
+    ``install_path``; None when that is no file a wheel installs.
+
+    ld.so does not search for such a name: glibc opens it as a path once $ORIGIN is expanded to the needer's
+    directory (dl-load.c, expand_dynamic_string_token), so without $ORIGIN it is absolute or relative to the
+    working directory; musl expands nothing in a NEEDED name and looks for a directory named "$ORIGIN"."""
+    if not _ORIGIN.search(name) or _MACHINE_TOKEN.search(name):
+        return None
+    if libc == "musl":
+        return None
+    expanded = _expand_at(posixpath.dirname(install_path), name)
+    return expanded if inside_install_roots(expanded) else None
 
 
 def expand_origin(model: WheelModel, owner: ElfInfo, entry: str) -> str | None:
