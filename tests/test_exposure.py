@@ -325,3 +325,39 @@ def test_a_programs_exports_are_an_info_a_librarys_a_warning(build, tmp_path):
     assert leak.severity == "info" and leak.subject == "zlib"
     (lib_leak,) = _leaks(build, tmp_path, "pkg/libtool.so", ZLIB_SHAPED)
     assert lib_leak.severity == "warning" and lib_leak.subject == "zlib"
+
+
+# pyhdf's libdf exports HDF4's own jpeg_HDF_dest/src and jpeg_message_handler and NEEDs the libjpeg it vendors
+# (renamed by a repair); yara-python's extension exports YARA's d2i_Spc* beside the libcrypto it links.
+HDF_JPEG = ["jpeg_HDF_dest", "jpeg_HDF_src", "jpeg_HDF_dest_term", "jpeg_message_handler"]
+
+
+def test_a_file_that_loads_the_library_exports_its_own_names_not_a_copy(build, tmp_path):
+    libjpeg = build.compile_c(exporting_c(["jpeg_std_error", "jpeg_create_compress", "jpeg_destroy"]),
+                              "libjpeg-e87d2658.so.62.2.0", flags=("-Wl,-soname,libjpeg-e87d2658.so.62.2.0",))
+    libdf = build.compile_c(exporting_c(HDF_JPEG), "libdf.so", libs=(libjpeg,), flags=("-Wl,--no-as-needed",))
+    wheel = build_wheel(tmp_path / "linked", "hdf", "1.0", TAG, {
+        "hdf.libs/libdf.so": libdf, "hdf.libs/libjpeg-e87d2658.so.62.2.0": libjpeg})
+    report = one(wheel)
+    assert not by_rule(report, "leaked-library-symbols")
+    # the control: the same exports in a file that does not load libjpeg are a copy
+    (leak,) = _leaks(build, tmp_path, "hdf.libs/libdf.so", HDF_JPEG)
+    assert "libjpeg" in leak.message
+
+
+def test_an_extension_other_files_link_is_a_library_too(build, tmp_path):
+    """pysam's libchtslib: an extension module whose 600 exports 12 sibling extensions NEED and bind to. Hiding
+    all but PyInit_* would break them, so the finding is an info that says so, not the usual warning."""
+    api = [f"hts_api_{i}" for i in range(120)]
+    member = EXT.format("libchts")
+    shared = build.compile_c(exporting_c(api) + extension_source("libchts"), "libchts.so",
+                             flags=(f"-Wl,-soname,{member.rsplit('/', 1)[1]}",))
+    user = build.compile_c(extension_source("user", body_c="    return hts_api_7();",
+                                            prelude="extern int hts_api_7(void);\n"),
+                           "user.so", libs=(shared,), flags=("-Wl,-rpath,$ORIGIN",))
+    alone = by_rule(one(build_wheel(tmp_path / "alone", "chts", "1.0", TAG, {member: shared})), "extension-exports")
+    assert [f.severity for f in alone] == ["warning"] and "only its init function" in alone[0].hint
+    linked = one(build_wheel(tmp_path / "linked", "chts", "1.0", TAG, {member: shared, EXT.format("user"): user}))
+    (finding,) = [f for f in by_rule(linked, "extension-exports") if f.file == member]
+    assert finding.severity == "info" and "another file of the wheel links it as a library" in finding.message
+    assert "what the wheel's other files use" in finding.hint

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatch
 
 from wheelcheck.audit.check_context import CheckContext, Fact
-from wheelcheck.symbols.families import Family, count_family, families, family_examples, group_counts, owns
+from wheelcheck.symbols.families import Family, count_family, families, family_examples, group_counts, owns, \
+    owns_or_loads
 from wheelcheck.symbols.mangling import short_name
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.audit.findings import Finding
@@ -129,10 +130,14 @@ def _with_prefixes(sorted_names: list[str], prefixes) -> Iterator[str]:
 def check_exposure(ctx: CheckContext) -> Iterator[Finding | Fact]:
     settings = settings_of(ctx.policy.exposure)
     table = {f.id: f for f in families()}
+    linked_by: dict[str, int] = {}  # extension modules other files of the wheel NEED (pysam's libchtslib)
+    for (needer, _), provider in ctx.resolution.provided.items():
+        if needer != provider:
+            linked_by[provider] = linked_by.get(provider, 0) + 1
     for elf in ctx.elves:
         exp = ctx.analyses[elf.path].exposure
         yield Fact(elf.path, "exposure", exp.to_fact())
-        yield from _extension_findings(elf, exp, settings)
+        yield from _extension_findings(elf, exp, settings, linked_by.get(elf.path, 0))
         yield from _family_findings(elf, exp, settings, table)
         own_unique = tuple(n for n in exp.unique if not n.startswith(_LIBSTDCXX_UNIQUE))
         if own_unique and not _is_program(elf):  # a program is never unloaded, nor loaded beside a second copy
@@ -156,16 +161,25 @@ def check_exposure(ctx: CheckContext) -> Iterator[Finding | Fact]:
                             "locales and iostreams end up split between two runtimes.")
 
 
-def _extension_findings(elf: ElfInfo, exp: Exposure, settings: ExposureSettings) -> Iterator[Finding]:
+def _extension_findings(elf: ElfInfo, exp: Exposure, settings: ExposureSettings, linked_by: int) -> Iterator[Finding]:
     if not exp.beyond_init:
         return
-    severity = "warning" if exp.beyond_init >= settings.extension_warn_above else "info"
+    severity = "warning" if exp.beyond_init >= settings.extension_warn_above and not linked_by else "info"
     groups = ", ".join(f"{g} ({n})" for g, n in exp.groups)
     known = ", ".join(f"{fid} ({n})" for fid, n in sorted(exp.families.items(), key=lambda kv: -kv[1]))
+    message = (f"exports {exp.beyond_init} symbol{'s' if exp.beyond_init != 1 else ''} besides {elf.python_init}"
+               f" (top groups: {groups})" + (f"; known libraries: {known}" if known else ""))
+    if linked_by:  # a library too: hiding everything but the init function breaks the files that link it
+        yield Finding(
+            "extension-exports", severity, elf.path,
+            message + (f"; {linked_by} other files of the wheel link it as a library" if linked_by != 1
+                       else "; another file of the wheel links it as a library"),
+            "export the init function and what the wheel's other files use (a version script naming both); "
+            "better, move the shared code into a plain library that both load",
+            count=exp.beyond_init, cause="exports symbols besides its init function")
+        return
     yield Finding(
-        "extension-exports", severity, elf.path,
-        f"exports {exp.beyond_init} symbol{'s' if exp.beyond_init != 1 else ''} besides {elf.python_init}"
-        f" (top groups: {groups})" + (f"; known libraries: {known}" if known else ""),
+        "extension-exports", severity, elf.path, message,
         "a Python extension needs to export only its init function: build with -fvisibility=hidden, or link "
         "with a version script ({ global: PyInit_*; local: *; }) and -Wl,--exclude-libs,ALL",
         count=exp.beyond_init, cause="exports symbols besides its init function")
@@ -175,7 +189,7 @@ def _family_findings(elf: ElfInfo, exp: Exposure, settings: ExposureSettings, ta
     for fid, count in sorted(exp.families.items()):
         fam = table[fid]
         severity = settings.family_severity(fid)
-        if not fam.report or severity == "off" or owns(fam, elf.path, elf.soname) \
+        if not fam.report or severity == "off" or owns_or_loads(fam, elf.path, elf.soname, elf.needed) \
                 or settings.allowed(elf.path, fid):
             continue
         if severity == "warning" and _is_program(elf):

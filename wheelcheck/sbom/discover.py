@@ -23,7 +23,7 @@ from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.sbom.bill_of_materials import BillOfMaterials, Component, Evidence
 from wheelcheck.sbom.upstreams import (StatedVersion, Upstream, library_stem, stated_versions,
                                        upstream_of_family, upstream_of_library, upstreams)
-from wheelcheck.symbols.families import families, owns
+from wheelcheck.symbols.families import families, owns_or_loads
 from wheelcheck.wheel.wheel_model import WheelModel
 
 __all__ = ["bill_of_materials", "components_of", "is_vendored"]
@@ -94,7 +94,7 @@ def _static(elf: ElfInfo, own: Upstream | None, exposure: Exposure) -> list[Comp
     table = {f.id: f for f in families()}
     for fid, count in sorted(exposure.families.items()):
         family = table[fid]
-        if owns(family, elf.path, elf.soname) or any(owns(family, unhashed(n), None) for n in elf.needed):
+        if owns_or_loads(family, elf.path, elf.soname, elf.needed):
             continue  # the family's own library, or a file that loads it (wrappers, template instances)
         if fid == "libstdcxx" and not exposure.sentinels:
             continue  # std:: templates any C++ library exports, not a runtime

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from fnmatch import fnmatch
 
 from wheelcheck.symbols.mangling import source_name_length
+from wheelcheck.symbols.sonames import unhashed
 from wheelcheck.data import load_table
 
 __all__ = ["Family", "families", "count_prefix", "count_family", "family_examples", "group_counts", "cxx_lead_ins",
-           "owns", "family_members"]
+           "owns", "owns_or_loads", "family_members"]
 
 # The mangled forms that start a name inside a C++ namespace: functions (with cv/ref qualifiers),
 # vtables, typeinfo, typeinfo names, VTTs, guard variables and local statics of its functions.
@@ -82,6 +83,13 @@ def owns(family: Family, path: str, soname: str | None) -> bool:
     """Is this file the family's own library (its purpose is to export the family)?"""
     names = {path.rsplit("/", 1)[-1]} | ({soname} if soname else set())
     return any(fnmatch(n, glob) for n in names for glob in family.owners)
+
+
+def owns_or_loads(family: Family, path: str, soname: str | None, needed) -> bool:
+    """Is this file the family's own library, or one that loads it (NEEDED, under a repaired name or not)? Then
+    what it exports of the family's names is not a copy: wrappers (HDF4's jpeg_HDF_*), its own types in the
+    library's naming (YARA's d2i_Spc*), template instances of a C++ library it uses."""
+    return owns(family, path, soname) or any(owns(family, unhashed(n), None) for n in needed)
 
 
 def count_prefix(sorted_names: list[str], prefix: str) -> int:
