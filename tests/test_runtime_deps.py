@@ -387,3 +387,13 @@ def test_a_static_program_may_still_dlopen(build, tmp_path):
     w = one(build_wheel(tmp_path, "lister", "1.0", "py3-none-linux_x86_64", {"lister/bin/lister": prog}))
     rows = rows_of(w, "lister/bin/lister")  # static glibc names libc.so.6 too (allowed)
     assert rows["libc++.so"] == rows["libplugin.so.3"] == "unguaranteed" and "no-loader" not in rows.values()
+
+
+def test_amds_display_library_is_a_driver(build, tmp_path):
+    """x264's OpenCL lookahead (decord's vendored libx264) probes AMD's display library, which comes with the
+    display driver: a driver, never something to ship."""
+    ext = build.compile_c(dlopen_candidates_source("_adl", ("libatiadlxx.so",)), "_adl.so", libs=("dl",))
+    w = one(build_wheel(tmp_path, "adl", "1.0", TAG, {EXT.format("_adl"): ext}))
+    assert not by_rule(w, "dlopen-unguaranteed")
+    (driver,) = by_rule(w, "dlopen-driver")
+    assert "libatiadlxx.so" in driver.message and driver.severity == "info"

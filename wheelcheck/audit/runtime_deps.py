@@ -223,4 +223,5 @@ def _unguaranteed(elf: ElfInfo, names: list[str], shipped_as: str | None) -> Fin
     return Finding(
         "dlopen-unguaranteed", "warning", elf.path, cause + extra, fix, cause=cause, subject=soname,
         explanation="Neither the wheel nor the policy provides it, so it is there only if the user "
-                    "installed it: the feature that loads it fails everywhere else.")
+                    "installed it: everywhere else the feature that loads it fails, or is skipped where the "
+                    "code treats the library as optional (profiler hooks, allocators, CPU-specific kernels).")
