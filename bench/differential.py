@@ -231,16 +231,8 @@ def _why_auditwheel_is_stricter(show: dict, wc: WheelReport) -> list[tuple[str, 
     for soname in sorted(set(show.get("external_libs", {})) - ours):
         if soname.startswith("libpython"):
             out.append(("d2", f"{soname}: wheelcheck's libpython finding"))
-        elif soname in system_drivers():
-            out.append(("d12", f"{soname} is a system driver library"))
-        elif show["external_libs"][soname]:
-            out.append(("d1", f"{soname} found on this host at {show['external_libs'][soname]}"))
-        elif soname in shipped:
-            out.append(("d7", f"{soname} is in the wheel and ld.so finds it"))
-        elif "$ORIGIN" in soname and soname.rsplit("/", 1)[-1] in shipped:
-            out.append(("d21", f"{soname} is a file of the wheel"))
-        elif wc.libc == "musl" and musl_answers_itself(soname):
-            out.append(("d17", f"{soname}: musl's loader answers it with itself"))
+        else:
+            out += _why_not_external(soname, show, wc, shipped)
     for soname, versions in show.get("versioned_symbols", {}).items():
         if soname in shipped and soname not in ("libc.so.6", "libm.so.6"):
             out.append(("d4", f"{', '.join(versions)} of {soname}, which the wheel ships"))
@@ -251,6 +243,21 @@ def _why_auditwheel_is_stricter(show: dict, wc: WheelReport) -> list[tuple[str, 
     if newer and show["overall_tag"].startswith("linux"):
         out.append(("d11", "glibc 2.42/2.43"))
     return out or [("?", f"auditwheel {show['overall_tag']}, wheelcheck {wc.deserved_tag}: no reason found")]
+
+
+def _why_not_external(soname: str, show: dict, wc: WheelReport, shipped: set[str]) -> list[tuple[str, str]]:
+    """Why a library auditwheel lists as external is not one of wheelcheck's: [] when no row explains it."""
+    if soname in system_drivers():
+        return [("d12", f"{soname} is a system driver library")]
+    if wc.libc == "musl" and musl_answers_itself(soname):
+        return [("d17", f"{soname}: musl's loader answers it with itself")]
+    if show["external_libs"][soname]:
+        return [("d1", f"{soname} found on this host at {show['external_libs'][soname]}")]
+    if soname in shipped:  # e.g. found through a loader's DT_RPATH, which auditwheel ignores
+        return [("d7", f"{soname} is in the wheel and ld.so finds it")]
+    if "$ORIGIN" in soname and soname.rsplit("/", 1)[-1] in shipped:
+        return [("d21", f"{soname} is a file of the wheel")]
+    return []
 
 
 def _why_wheelcheck_is_stricter(show: dict, wc: WheelReport) -> list[tuple[str, str]]:
@@ -283,19 +290,10 @@ def _explain_external(row: Row, show: dict, wc: WheelReport) -> None:
         return  # a tag difference is already explained, external libraries with it
     theirs = {s for s in show.get("external_libs", {}) if not s.startswith("libpython")}
     ours = set(wc.external_libs)
+    shipped = _shipped_sonames(wc)
     for soname in sorted(theirs - ours):
-        if soname in system_drivers():
-            row.differences.append(("d12", f"{soname} is a system driver library"))
-        elif wc.libc == "musl" and musl_answers_itself(soname):
-            row.differences.append(("d17", f"{soname}: musl's loader answers it with itself"))
-        elif show["external_libs"][soname]:
-            row.differences.append(("d1", f"{soname} found on this host"))
-        elif soname in _shipped_sonames(wc):  # e.g. found through a loader's DT_RPATH, which auditwheel ignores
-            row.differences.append(("d7", f"{soname} is in the wheel and ld.so finds it"))
-        elif "$ORIGIN" in soname and soname.rsplit("/", 1)[-1] in _shipped_sonames(wc):
-            row.differences.append(("d21", f"{soname} is a file of the wheel"))
-        else:
-            row.differences.append(("?", f"auditwheel lists {soname} as external, wheelcheck does not"))
+        row.differences += _why_not_external(soname, show, wc, shipped) or [
+            ("?", f"auditwheel lists {soname} as external, wheelcheck does not")]
     for soname in sorted(ours - theirs):
         row.differences.append(("?", f"wheelcheck lists {soname} as external, auditwheel does not"))
 

@@ -9,7 +9,8 @@ import subprocess
 import pytest
 from packaging.tags import parse_tag
 
-from wheelcheck.compat.installed_layout import expand_search_entry, install_path
+from wheelcheck.compat.installed_layout import install_path
+from wheelcheck.wheel.library_resolution import expand_search_entry
 from wheelcheck.compat.requirement_pins import declared_closure, declared_requirements, marker_environment, pin_checks
 from wheelcheck.conflicts.distribution import Distribution
 from wheelcheck.symbols.demangle import demangle, qualified_key

@@ -8,6 +8,7 @@ AND, so a 400,000-symbol library never becomes 400,000 Symbol objects.
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
@@ -130,10 +131,8 @@ def _with_prefixes(sorted_names: list[str], prefixes) -> Iterator[str]:
 def check_exposure(ctx: CheckContext) -> Iterator[Finding | Fact]:
     settings = settings_of(ctx.policy.exposure)
     table = {f.id: f for f in families()}
-    linked_by: dict[str, int] = {}  # extension modules other files of the wheel NEED (pysam's libchtslib)
-    for (needer, _), provider in ctx.resolution.provided.items():
-        if needer != provider:
-            linked_by[provider] = linked_by.get(provider, 0) + 1
+    # how many links to each file other files of the wheel make: an extension module among them is a library too
+    linked_by = Counter(provider for (needer, _), provider in ctx.resolution.provided.items() if needer != provider)
     for elf in ctx.elves:
         exp = ctx.analyses[elf.path].exposure
         yield Fact(elf.path, "exposure", exp.to_fact())
@@ -170,19 +169,15 @@ def _extension_findings(elf: ElfInfo, exp: Exposure, settings: ExposureSettings,
     message = (f"exports {exp.beyond_init} symbol{'s' if exp.beyond_init != 1 else ''} besides {elf.python_init}"
                f" (top groups: {groups})" + (f"; known libraries: {known}" if known else ""))
     if linked_by:  # a library too: hiding everything but the init function breaks the files that link it
-        yield Finding(
-            "extension-exports", severity, elf.path,
-            message + (f"; {linked_by} other files of the wheel link it as a library" if linked_by != 1
-                       else "; another file of the wheel links it as a library"),
-            "export the init function and what the wheel's other files use (a version script naming both); "
-            "better, move the shared code into a plain library that both load",
-            count=exp.beyond_init, cause="exports symbols besides its init function")
-        return
-    yield Finding(
-        "extension-exports", severity, elf.path, message,
-        "a Python extension needs to export only its init function: build with -fvisibility=hidden, or link "
-        "with a version script ({ global: PyInit_*; local: *; }) and -Wl,--exclude-libs,ALL",
-        count=exp.beyond_init, cause="exports symbols besides its init function")
+        message += (f"; {linked_by} other files of the wheel link it as a library" if linked_by != 1
+                    else "; another file of the wheel links it as a library")
+        hint = ("export the init function and what the wheel's other files use (a version script naming both); "
+                "better, move the shared code into a plain library that both load")
+    else:
+        hint = ("a Python extension needs to export only its init function: build with -fvisibility=hidden, or link "
+                "with a version script ({ global: PyInit_*; local: *; }) and -Wl,--exclude-libs,ALL")
+    yield Finding("extension-exports", severity, elf.path, message, hint, count=exp.beyond_init,
+                  cause="exports symbols besides its init function")
 
 
 def _family_findings(elf: ElfInfo, exp: Exposure, settings: ExposureSettings, table: dict[str, Family]):

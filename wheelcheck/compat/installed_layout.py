@@ -16,11 +16,9 @@ from dataclasses import dataclass, field
 from wheelcheck.conflicts.distribution import Distribution
 from wheelcheck.elf.elf_info import ElfInfo
 
-__all__ = ["Placed", "Layout", "install_path", "expand_search_entry"]
+__all__ = ["Placed", "Layout", "install_path"]
 
 _DATA_MEMBER = re.compile(r"^[^/]+\.data/(purelib|platlib|scripts|headers|data)/(.*)$")
-_ORIGIN = re.compile(r"\$(ORIGIN|\{ORIGIN\})")
-_OTHER_TOKEN = re.compile(r"\$(LIB|PLATFORM|\{LIB\}|\{PLATFORM\})")
 # $ORIGIN/../lib/python3.X/site-packages/... from bin/ lands back in site-packages
 _SITE = re.compile(r"^/lib/python[^/]+/site-packages(?=/|$)")
 _KIND = {"purelib": "/sp/", "platlib": "/sp/", "scripts": "/bin/", "headers": "/headers/", "data": "/data/"}
@@ -33,18 +31,6 @@ def install_path(member: str) -> str:
         return posixpath.normpath(_KIND[match.group(1)] + match.group(2))
     path = posixpath.normpath("/sp/" + member)
     return _SITE.sub("/sp", path)
-
-
-def expand_search_entry(owner_path: str, entry: str) -> str | None:
-    """An RPATH/RUNPATH entry as a virtual directory, or None when it is outside every install tree
-    (an absolute system path) or uses $LIB/$PLATFORM, which the loader fills in from the machine."""
-    if _OTHER_TOKEN.search(entry) or not _ORIGIN.search(entry):
-        return None
-    origin = posixpath.dirname(owner_path)
-    expanded = posixpath.normpath(_ORIGIN.sub(lambda _: origin, entry))  # a function: "\\" in a name is no escape
-    expanded = _SITE.sub("/sp", expanded)
-    top = expanded.split("/")[1] if expanded.startswith("/") and expanded != "/" else ""
-    return expanded if top in ("sp", "bin", "data", "headers") else None
 
 
 @dataclass(frozen=True, eq=False)

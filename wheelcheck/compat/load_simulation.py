@@ -17,10 +17,10 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from wheelcheck.compat.installed_layout import Layout, Placed, expand_search_entry
+from wheelcheck.compat.installed_layout import Layout, Placed
 from wheelcheck.conflicts.distribution import Distribution
-from wheelcheck.elf.elf_info import libc_of_elf
-from wheelcheck.wheel.library_resolution import needed_path, rpath_chains, skip_soname
+from wheelcheck.elf.elf_info import libc_linked
+from wheelcheck.wheel.library_resolution import expand_search_entry, needed_path, rpath_chains, skip_soname
 
 __all__ = ["Link", "LoadTree", "preload", "load", "dlopen_links", "roots_of", "FOUND"]
 
@@ -127,8 +127,7 @@ def _resolve(obj: Placed, name: str, rpath_chain, layout: Layout, loaded: dict[s
              system: frozenset[str], trusted: frozenset[int] | None = None,
              preloaded: dict[str, Placed] | None = None) -> Link:
     if "/" in name:  # a path in DT_NEEDED is opened as it is, $ORIGIN expanded (glibc): no search
-        musl = libc_of_elf(obj.elf) == "musl" or "libc.so" in obj.elf.needed
-        path = needed_path(obj.path, name, "musl" if musl else "glibc")
+        path = needed_path(obj.path, name, libc_linked(obj.elf) or "glibc")
         candidate = layout.by_path.get(path) if path is not None else None
         if candidate is not None and _compatible(candidate, obj):
             return Link(obj, name, "own" if candidate.dist is obj.dist else "path", candidate, name)

@@ -10,7 +10,7 @@ from typing import NamedTuple
 from collections.abc import Iterable
 
 __all__ = ["ElfInfo", "Symbol", "SymbolTable", "VersionNeed", "EXPORT_BINDS", "EXPORT_VISIBILITIES", "mask_and",
-           "libc_of_elf"]
+           "libc_of_elf", "libc_linked"]
 
 EXPORT_BINDS = frozenset({"GLOBAL", "WEAK", "GNU_UNIQUE"})
 EXPORT_VISIBILITIES = frozenset({"DEFAULT", "PROTECTED"})
@@ -252,3 +252,9 @@ def libc_of_elf(elf: ElfInfo) -> str | None:
     if any(n == "libc.so.6" or n.startswith(("ld-linux", "ld64.so.")) for n in names):
         return "glibc"
     return None
+
+
+def libc_linked(elf: ElfInfo) -> str | None:
+    """``libc_of_elf``, with a bare ``libc.so`` in DT_NEEDED taken as musl's (glibc's is libc.so.6; zig and
+    other non-Alpine musl toolchains link so)."""
+    return libc_of_elf(elf) or ("musl" if "libc.so" in elf.needed else None)

@@ -236,9 +236,9 @@ class _Summary:
             sparse.keep(start, min(sparse.size, max(strtab_end, start + _AHEAD_KEPT), start + _AHEAD_KEPT))
             return
         if where and strtab_end <= sparse.position and sparse.size - sparse.position >= _EARLY_MIN:
-            unwritable = _unwritable(self.phdrs)
+            phdrs = self.phdrs
             self._early = _EarlyTables(lambda: _read_dynamic(sparse, dynamic, loads, header["class"],
-                                                             header["endian"], header["e_machine"], unwritable))
+                                                             header["endian"], header["e_machine"], phdrs))
 
     def _read_headers(self) -> None:
         """Parse the file and program headers once the bytes holding them have arrived."""
@@ -353,7 +353,7 @@ class _Summary:
             if dynamic is None:
                 return ElfInfo(**base)
             tables = self._early.result() if self._early is not None else \
-                _read_dynamic(sparse, dynamic, loads, elf_class, endian, header["e_machine"], _unwritable(self.phdrs))
+                _read_dynamic(sparse, dynamic, loads, elf_class, endian, header["e_machine"], self.phdrs)
             stated = tables.pop("symbol_versions", ())
             if stated:
                 base["version_strings"] = tuple(sorted(set(base["version_strings"]).union(stated)))
@@ -486,7 +486,7 @@ def _unwritable(phdrs) -> list[tuple[int, int]]:
 
 
 def _read_dynamic(sparse: SparseFile, dynamic: tuple[int, int], loads, elf_class: int, endian: str,
-                  machine: str, unwritable: list[tuple[int, int]]) -> dict:
+                  machine: str, phdrs) -> dict:
     off, size = dynamic
     tags: dict[str, int] = {}
     strings_at: dict[str, list[int]] = {t: [] for t in _STRING_TAGS}
@@ -523,8 +523,8 @@ def _read_dynamic(sparse: SparseFile, dynamic: tuple[int, int], loads, elf_class
         textrel="DT_TEXTREL" in tags or bool(tags.get("DT_FLAGS", 0) & DF_TEXTREL),
     )
     if out["textrel"]:
-        out["text_relocations"] = count_text_relocations(sparse.read, sparse.size, tags, amap, unwritable, elf_class,
-                                                         endian, machine)
+        out["text_relocations"] = count_text_relocations(sparse.read, sparse.size, tags, amap, _unwritable(phdrs),
+                                                         elf_class, endian, machine)
     if strtab is None or "DT_SYMTAB" not in tags:
         return out
     symtab, needs, defs = _read_symbol_tables(sparse, amap, tags, elf_class, endian, strtab, machine)

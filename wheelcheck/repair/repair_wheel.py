@@ -26,7 +26,7 @@ from wheelcheck.audit.audit_options import AuditOptions
 from wheelcheck.audit.findings import WheelReport
 from wheelcheck.audit.verdict import assess, judge, libc_of_elf, wheel_platform
 from wheelcheck.data import system_drivers
-from wheelcheck.elf.elf_info import ElfInfo
+from wheelcheck.elf.elf_info import libc_linked
 from wheelcheck.errors import BadElfError, OutputError, RepairError, UsageError
 from wheelcheck.host.host_library_search import Located, locate_libraries, typical_elf
 from wheelcheck.host.search_paths import host_search_path
@@ -146,7 +146,7 @@ def _choose(model: WheelModel, options: RepairOptions, audit_options: AuditOptio
 
     search = host_search_path(libc, arch, lib_path=options.lib_path, environ=options.environ, ldpaths=options.ldpaths)
     located = locate_libraries(model, resolution, search, typical_elf(elves), skip=skip,
-                               compatible=lambda info: _host_libc(info) in (None, libc))
+                               compatible=lambda info: libc_linked(info) in (None, libc))
 
     def plan_for(policy: Policy) -> RepairPlan:
         return make_plan(model, elves, resolution, located, policy, arch, exclude=options.exclude, drivers=drivers,
@@ -187,9 +187,6 @@ def _pure(path: Path, model: WheelModel, outcome: RepairOutcome, options: Repair
     return outcome
 
 
-def _host_libc(info: ElfInfo) -> str | None:
-    """The libc a host library links; a bare ``libc.so`` in DT_NEEDED is musl's (glibc's is libc.so.6)."""
-    return libc_of_elf(info) or ("musl" if "libc.so" in info.needed else None)
 
 
 def _with_sbom(source: WheelReader, changes: Changes, final: WheelModel, plan: RepairPlan,

@@ -20,7 +20,7 @@ from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.elf.elf_info import ElfInfo, is_dynamic_loader
 
 __all__ = ["Resolution", "resolve", "LIBPYTHON", "expand_origin", "inside_install_roots", "rpath_directory",
-           "rpath_chains", "needed_path"]
+           "rpath_chains", "needed_path", "expand_search_entry"]
 
 T = TypeVar("T")  # who owns an RPATH entry: the ElfInfo here, an installed file in compat
 
@@ -133,12 +133,17 @@ def needed_path(install_path: str, name: str, libc: str | None) -> str | None:
     ld.so does not search for such a name: glibc opens it as a path once $ORIGIN is expanded to the needer's
     directory (dl-load.c, expand_dynamic_string_token), so without $ORIGIN it is absolute or relative to the
     working directory; musl expands nothing in a NEEDED name and looks for a directory named "$ORIGIN"."""
-    if not _ORIGIN.search(name) or _MACHINE_TOKEN.search(name):
+    return None if libc == "musl" else expand_search_entry(install_path, name)
+
+
+def expand_search_entry(owner_path: str, entry: str) -> str | None:
+    """An RPATH/RUNPATH entry (or NEEDED path) of the file installed at ``owner_path`` as a virtual install path,
+    or None when it is outside every install tree (an absolute system path, one relative to the working
+    directory) or uses $LIB/$PLATFORM, which the loader fills in from the machine."""
+    if _MACHINE_TOKEN.search(entry) or not _ORIGIN.search(entry):
         return None
-    if libc == "musl":
-        return None
-    expanded = _expand_at(posixpath.dirname(install_path), name)
-    return expanded if inside_install_roots(expanded) else None
+    expanded = _expand_at(posixpath.dirname(owner_path), entry)
+    return expanded if expanded.startswith("/") and inside_install_roots(expanded) else None
 
 
 def expand_origin(model: WheelModel, owner: ElfInfo, entry: str) -> str | None:
