@@ -287,3 +287,70 @@ def test_elf_under_data_purelib_is_not_sent_to_repair(build, tmp_path):
     assert doc["wheels"][0]["output"], doc  # written (retagged), not skipped
     with zipfile.ZipFile(doc["wheels"][0]["output"]) as zf:
         assert f"purebin-1.0.data/purelib/purebin/_pure{EXT_SUFFIX}" in zf.namelist()  # where repair left it
+
+
+@pytest.fixture(scope="module")
+def user_and_data_provider(build, tmp_path_factory) -> tuple[Path, Path]:
+    """mkl_fft's shape: ``userdist/_user`` has RPATH ``$ORIGIN/../../..`` (site-packages is
+    <prefix>/lib/pythonX.Y/site-packages, so that is <prefix>/lib) and requires ``datadist``, whose wheel installs
+    libalpha.so.1 there as a data file (mkl installs libmkl_rt.so.3 so)."""
+    alpha, beta = build.alpha_beta()
+    root = tmp_path_factory.mktemp("prefix")
+    tag = python_tag()
+    provider = build_wheel(root, "datadist", "1.0", "py3-none-manylinux_2_17_x86_64", {
+        "datadist/__init__.py": b"",
+        "datadist-1.0.data/data/lib/libalpha.so.1": alpha,
+        "datadist-1.0.data/data/lib/libbeta.so.1": beta,
+        f"{dist_info('datadist', '1.0')}/METADATA": _metadata("datadist"),
+    })
+    ext = build.alpha_extension("_user", alpha, "$ORIGIN/../../..", new_dtags=False)
+    user = build_wheel(root, "userdist", "1.0", f"{tag}-{tag}-linux_x86_64", {
+        "userdist/__init__.py": b"",
+        f"userdist/_user{EXT_SUFFIX}": ext,
+        f"{dist_info('userdist', '1.0')}/METADATA": _metadata("userdist", ("datadist>=1.0",)),
+    })
+    return user, provider
+
+
+def test_an_rpath_into_the_environment_names_what_may_install_there(user_and_data_provider, build, tmp_path):
+    user, provider = user_and_data_provider
+    report = audit_one(user)
+    (external,) = by_rule(report, "external-library")
+    assert ("its RPATH leads to the environment's <prefix>/lib, where a distribution of its Requires-Dist "
+            "(datadist) may install it as a data file") in external.message
+    assert "--exclude 'libalpha.so.1'" in external.hint
+    (escapes,) = by_rule(report, "rpath-escapes-wheel")
+    assert "for the environment's <prefix>/lib" in escapes.message and escapes.hint.startswith("keep it only if")
+    assert report.deserved_tag == auditwheel_show(user)["overall_tag"] == "linux_x86_64"
+    # installed together, the module loads the data file through that RPATH, from any working directory
+    python = make_venv(tmp_path / "venv")
+    for wheel in (provider, user):
+        proc = pip_install(python, wheel)
+        assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "venv" / "lib" / "libalpha.so.1").is_file()
+    proc = import_and_call(python, "userdist._user", tmp_path)
+    assert proc.returncode == 0 and proc.stdout.strip() == str(ALPHA_TIMES), proc.stderr
+    # the control: without Requires-Dist, the same RPATH leads nowhere the wheel can count on
+    alone = build_wheel(tmp_path / "alone", "userdist", "1.0", user.name.split("-", 2)[2][:-len(".whl")],
+                        {n: zipfile.ZipFile(user).read(n) for n in zipfile.ZipFile(user).namelist()
+                         if not n.endswith(("METADATA", "RECORD"))})
+    report = audit_one(alone)
+    assert "<prefix>" not in by_rule(report, "external-library")[0].message
+    assert by_rule(report, "rpath-escapes-wheel")[0].message.endswith("leaves the wheel's install tree")
+
+
+def test_environment_directory_follows_the_posix_install_layout():
+    from wheelcheck.wheel.library_resolution import environment_directory
+    from wheelcheck.wheel.wheel_model import WheelModel
+
+    model = WheelModel(filename="", name="", version="", tags=frozenset(), elves=(), members=(),
+                       root_is_purelib=False, data_dir="pkg-1.0.data")
+    where = {entry: environment_directory(model, "pkg/sub/_m.so", entry) for entry in (
+        "$ORIGIN/../../../..", "$ORIGIN/../../../../../lib64", "$ORIGIN/../../../../..", "$ORIGIN/../../other",
+        "$ORIGIN/../../..", "${ORIGIN}/../../../../../share", "/opt/lib", "$ORIGIN/../../../../../../x")}
+    # from site-packages/pkg/sub: up 2 is site-packages, 3 lib/pythonX.Y, 4 lib, 5 the prefix
+    assert where == {"$ORIGIN/../../../..": "lib", "$ORIGIN/../../../../../lib64": "lib64",
+                     "$ORIGIN/../../../../..": ".", "$ORIGIN/../../other": None,  # other is in site-packages
+                     "$ORIGIN/../../..": "lib/python3.X", "${ORIGIN}/../../../../../share": "share",
+                     "/opt/lib": None, "$ORIGIN/../../../../../../x": None}
+    assert environment_directory(model, "pkg-1.0.data/scripts/tool", "$ORIGIN/../lib") is None  # not in site-packages

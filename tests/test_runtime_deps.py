@@ -225,6 +225,17 @@ def test_driver_needed_is_not_external(build, tmp_path):
     assert "libcuda.so.1" in auditwheel_show(wheel).get("external_libs", {})
 
 
+def test_a_driver_numbered_by_its_release_is_a_driver_at_any_version(build, tmp_path):
+    """drivers.json lists libnvidia-tileiras.so without a version: the driver names it by its release (.so.590.48.01,
+    .so.615.09), so a file that needs any such name needs the driver, not an external library."""
+    tile = build.compile_c(DRIVER_STUB_SRC, "libnvidia-tileiras.so.615.09", flags=("-Wl,-soname,libnvidia-tileiras.so.615.09",))
+    ext = build.compile_c(USES_DRIVER, "usetile.so", libs=(tile,))
+    w = one(build_wheel(tmp_path, "usetile", "1.0", TAG, {EXT.format("usetile"): ext}))
+    assert not by_rule(w, "external-library") and w.deserved_tag.startswith("manylinux_") and w.passed
+    (needed,) = by_rule(w, "driver-needed")
+    assert needed.subject == "libnvidia-tileiras.so.615.09"
+
+
 def test_driver_needed_can_be_made_an_error(build, tmp_path):
     cuda = driver_stub(build)
     ext = build.compile_c(USES_DRIVER, "usecuda.so", libs=(cuda,))
@@ -389,11 +400,13 @@ def test_a_static_program_may_still_dlopen(build, tmp_path):
     assert rows["libc++.so"] == rows["libplugin.so.3"] == "unguaranteed" and "no-loader" not in rows.values()
 
 
-def test_amds_display_library_is_a_driver(build, tmp_path):
+@pytest.mark.parametrize("name", ["libatiadlxx.so", "libnvidia-tileiras.so.615.09"])
+def test_display_and_compute_driver_libraries_are_drivers(build, tmp_path, name):
     """x264's OpenCL lookahead (decord's vendored libx264) probes AMD's display library, which comes with the
-    display driver: a driver, never something to ship."""
-    ext = build.compile_c(dlopen_candidates_source("_adl", ("libatiadlxx.so",)), "_adl.so", libs=("dl",))
-    w = one(build_wheel(tmp_path, "adl", "1.0", TAG, {EXT.format("_adl"): ext}))
+    display driver; warp-lang 1.19 loads NVIDIA's libnvidia-tileiras (new in driver 590, CUDA 13.1: a compute
+    library libnvidia-container mounts from the host), named by the driver's release. Drivers, never to ship."""
+    ext = build.compile_c(dlopen_candidates_source("_drv", (name,)), "_drv.so", libs=("dl",))
+    w = one(build_wheel(tmp_path, "drv", "1.0", TAG, {EXT.format("_drv"): ext}))
     assert not by_rule(w, "dlopen-unguaranteed")
     (driver,) = by_rule(w, "dlopen-driver")
-    assert "libatiadlxx.so" in driver.message and driver.severity == "info"
+    assert name in driver.message and driver.severity == "info"

@@ -13,7 +13,7 @@ from fnmatch import fnmatch
 from functools import partial
 
 from wheelcheck.audit.library_reach import shipped_copies, why_missing
-from wheelcheck.data import system_drivers
+from wheelcheck.audit.runtime_deps import DriverNames, drivers_of
 from wheelcheck.elf.elf_info import ElfInfo, is_dynamic_loader
 from wheelcheck.policy.policy_model import Policy
 from wheelcheck.symbols.mangling import has_new_abi, short_name
@@ -65,7 +65,7 @@ def collect_constraints(
     def always_allowed(soname: str) -> bool:
         return any(p.provides(soname, arch) for p in policies)
 
-    drivers = system_drivers().union(*(p.drivers for p in policies))
+    drivers = drivers_of(policies)
     out.extend(_external_libraries(model, elves, resolution, arch, exclude, external, always_allowed, drivers))
     return out
 
@@ -174,7 +174,7 @@ def _external_libraries(
     model: WheelModel,
     elves: list[ElfInfo],
     resolution: Resolution, arch: str, exclude: tuple[str, ...], external: Mapping[str, ElfInfo],
-    always_allowed: Callable[[str], bool], drivers: frozenset[str] = frozenset(),
+    always_allowed: Callable[[str], bool], drivers: DriverNames = DriverNames(frozenset()),
 ) -> Iterator[Constraint]:
     pending = sorted(resolution.unresolved)
     seen: set[str] = set()

@@ -20,7 +20,7 @@ from packaging.utils import canonicalize_name
 
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.wheel.wheel_model import WheelModel
-from wheelcheck.wheel.library_resolution import rpath_directory
+from wheelcheck.wheel.library_resolution import environment_directory, rpath_directory
 from wheelcheck.wheel.requires_dist import required_name
 
 __all__ = ["Unreached", "ForeignDirectories", "shipped_copies", "unreached", "foreign_directories", "why_missing"]
@@ -163,6 +163,15 @@ def why_missing(model: WheelModel, needer: ElfInfo | None, soname: str,
         return (f"needs {soname}, which the wheel does not provide; its RPATH leads to {where}, {whose}",
                 f"if {owners} provides it, accept it with --exclude '{soname}' (the loader finds it there "
                 f"once {owners} is installed); otherwise vendor it with `wheelcheck repair`")
+    required = _required_names(model.requires_dist)
+    into = [d for e in needer.rpath + needer.runpath if (d := environment_directory(model, needer.path, e)) is not None]
+    if into and required:  # mkl_fft: $ORIGIN/../../.. is <prefix>/lib, where mkl installs libmkl_rt.so.3
+        where = ", ".join(f"<prefix>/{d}" for d in dict.fromkeys(into))
+        owners = " or ".join(required[:3]) + (" or another requirement" if len(required) > 3 else "")
+        return (f"needs {soname}, which the wheel does not provide; its RPATH leads to the environment's {where}, "
+                f"where a distribution of its Requires-Dist ({owners}) may install it as a data file",
+                f"if one of them provides it, accept it with --exclude '{soname}' (the loader finds it there once "
+                f"that is installed); otherwise vendor it with `wheelcheck repair`")
     return plain
 
 

@@ -31,7 +31,7 @@ from wheelcheck.policy.policy_model import Policy
 from wheelcheck.audit.findings import Finding
 from wheelcheck.symbols.sonames import unhashed
 
-__all__ = ["check_runtime_deps", "drivers_of", "runtime_candidates"]
+__all__ = ["check_runtime_deps", "drivers_of", "DriverNames", "runtime_candidates"]
 
 _STEM = re.compile(r"^(.*?)\.so(?:\.|$)")
 # What loads a library by name at run time: the loader's own calls and the wrappers libraries offer over them
@@ -44,9 +44,22 @@ _LOADERS = frozenset({
 _LOADER_PREFIXES = ("_ZN8QLibrary", "_ZN13QPluginLoader", "Py", "lua_", "luaL_")
 
 
-def drivers_of(policies) -> frozenset[str]:
+def drivers_of(policies) -> DriverNames:
     """The built-in system driver sonames plus every judged policy's own ``drivers``."""
-    return system_drivers().union(*(p.drivers for p in policies))
+    return DriverNames(system_drivers().union(*(p.drivers for p in policies)))
+
+
+class DriverNames:
+    """System driver sonames, as names a file needs or may dlopen: a listed name, or any version of a name listed
+    without one (libnvidia-tileiras.so.615.09 for libnvidia-tileiras.so: such libraries are numbered by the
+    driver's release). ``listed``: the names as listed."""
+
+    def __init__(self, listed: frozenset[str]) -> None:
+        self.listed = listed
+        self._any_version = {stem for stem, major in map(_stem_and_major, listed) if major is None}
+
+    def __contains__(self, soname: object) -> bool:
+        return isinstance(soname, str) and (soname in self.listed or _stem_and_major(soname)[0] in self._any_version)
 
 
 def _stem(soname: str) -> str:
@@ -67,10 +80,10 @@ class _DriverBuilds:
     those. A listed name with a version matches that major version; one without matches every version, since
     such libraries are numbered by the driver's release (libnvidia-fatbinaryloader.so.390.87)."""
 
-    def __init__(self, drivers: frozenset[str]) -> None:
+    def __init__(self, drivers: DriverNames) -> None:
         self._by_major: dict[tuple[str, str | None], str] = {}
         self._any_version: dict[str, str] = {}
-        for driver in sorted(drivers - driver_loaders()):
+        for driver in sorted(drivers.listed - driver_loaders()):
             stem, major = _stem_and_major(driver)
             self._by_major[stem, major] = driver
             if major is None:
@@ -146,7 +159,7 @@ def _by_library(sonames: list[str]) -> list[list[str]]:
     return [sorted(names, key=lambda n: _stem_and_major(n)[1] is None) for names in groups.values()]
 
 
-def _statuses(ctx: CheckContext, elf: ElfInfo, shipped: dict[str, str], drivers: frozenset[str]) -> dict[str, str]:
+def _statuses(ctx: CheckContext, elf: ElfInfo, shipped: dict[str, str], drivers: DriverNames) -> dict[str, str]:
     """Each dlopen candidate of ``elf`` -> shipped, allowed, driver, fallback or unguaranteed."""
     statuses = {}
     for soname in runtime_candidates(elf):

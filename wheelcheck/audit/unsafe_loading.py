@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from wheelcheck.audit.check_context import CheckContext
 from wheelcheck.wheel.wheel_model import WheelModel
-from wheelcheck.wheel.library_resolution import expand_origin, inside_install_roots
+from wheelcheck.wheel.library_resolution import environment_directory, expand_origin, inside_install_roots
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.audit.findings import Finding
 
@@ -96,6 +96,15 @@ def _judge_entry(model: WheelModel, elf: ElfInfo, tag: str, entry: str) -> Findi
     if expanded is not None:
         if inside_install_roots(expanded):
             return None
+        inside = environment_directory(model, elf.path, entry)
+        if inside is not None and model.requires_dist:  # where the data files of what it requires may go
+            return Finding(
+                "rpath-escapes-wheel", "warning", elf.path,
+                f"{tag} {entry} leaves the wheel's install tree for the environment's <prefix>/{inside}, where "
+                f"whatever else is installed puts its files",
+                "keep it only if a distribution the wheel requires installs the libraries it needs there, as data "
+                "files (mkl installs libmkl_rt.so.3 into <prefix>/lib for mkl_fft); otherwise point it at a "
+                "directory of the wheel ($ORIGIN/../<pkg>.libs), or drop it", subject=entry)
         return Finding(
             "rpath-escapes-wheel", "warning", elf.path,
             f"{tag} {entry} leaves the wheel's install tree",

@@ -59,6 +59,7 @@ def assess(model: WheelModel, options: AuditOptions) -> Judgement:
 
     verdict = next(p for p in policies if all(c.allows(p) for c in constraints))
     report.findings += _other_libc_claims(model, elves, arch, libc)
+    report.findings += _extensions_for_any_platform(model, elves, arch, libc)
     # every ELF file set aside, on a platform the policies cover (a wheel for mips64, which none does, is judged
     # linux_mips64 with its files' wrong-architecture warnings: docs/differences.md 3)
     if not elves and model.linux_platforms and len(policies) > 1:
@@ -203,6 +204,23 @@ def _other_libc_claims(model: WheelModel, elves: list[ElfInfo], arch: str, libc:
         f"{'musl' if libc == 'glibc' else 'glibc'}",
         "drop the other libc's tags, or publish a wheel built for each libc",
         cause=f"links {libc}, and the wheel claims the other libc's tags too") for path in linked]
+
+
+def _extensions_for_any_platform(model: WheelModel, elves: list[ElfInfo], arch: str, libc: str) -> list[Finding]:
+    """Python extension modules in a wheel tagged for every platform (py3-none-any): pip installs it on every
+    architecture and system, and Python's import loads the module wherever its file is, so the import fails on
+    all but the one it was built for. A library the package loads with ctypes is not one: the package may choose
+    the build for the machine it runs on, or go without (pvporcupine, teradatasql)."""
+    if model.platforms != ["any"]:
+        return []
+    tag = sorted(str(t) for t in model.tags)[0]
+    return [Finding(
+        "extension-in-any-wheel", "warning", elf.path,
+        f"is a Python extension module built for {arch} {libc}, in a wheel tagged for every platform ({tag}): pip "
+        f"installs it on other architectures and systems too, where importing it fails",
+        "tag the wheel for the platform it was built for (wheelcheck repair does, as auditwheel repair does), or "
+        "publish one wheel per platform", cause="is a Python extension module in a wheel tagged for every platform")
+        for elf in elves if elf.is_extension]
 
 
 def _platform_elves(model: WheelModel, arch: str, libc: str, report: WheelReport) -> list[ElfInfo]:

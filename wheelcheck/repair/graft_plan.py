@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import posixpath
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
 
@@ -76,7 +76,7 @@ class RepairPlan:
         return frozenset(self.renames) | frozenset(s for s, _ in self.missing)
 
 
-def never_grafted(soname: str, exclude: Iterable[str], drivers: frozenset[str]) -> str | None:
+def never_grafted(soname: str, exclude: Iterable[str], drivers: Container[str]) -> str | None:
     """Why ``soname`` must never be copied into a wheel, or None."""
     if is_dynamic_loader(soname):
         return "the dynamic loader"
@@ -115,7 +115,7 @@ def make_plan(
     arch: str,
     *,
     exclude: tuple[str, ...] = (),
-    drivers: frozenset[str] = frozenset(),
+    drivers: Container[str] = frozenset(),
     lib_sdir: str = ".libs",
 ) -> RepairPlan:
     """The plan that makes the wheel need nothing from outside but what ``policy`` whitelists.

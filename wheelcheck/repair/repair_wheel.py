@@ -24,8 +24,8 @@ from packaging.utils import parse_wheel_filename
 
 from wheelcheck.audit.audit_options import AuditOptions
 from wheelcheck.audit.findings import WheelReport
+from wheelcheck.audit.runtime_deps import drivers_of
 from wheelcheck.audit.verdict import assess, judge, libc_of_elf, wheel_platform
-from wheelcheck.data import system_drivers
 from wheelcheck.elf.elf_info import libc_linked
 from wheelcheck.errors import BadElfError, OutputError, RepairError, UsageError
 from wheelcheck.host.host_library_search import Located, locate_libraries, typical_elf
@@ -138,7 +138,7 @@ def _choose(model: WheelModel, options: RepairOptions, audit_options: AuditOptio
     if not elves or not candidates:
         return None, None  # an architecture no policy covers: nothing to aim at
     resolution = resolve(model, elves, libc)
-    drivers = system_drivers().union(*(p.drivers for p in candidates))
+    drivers = drivers_of(candidates)
 
     def skip(soname: str) -> bool:
         everywhere = all(p.provides(soname, arch) for p in candidates)  # not empty: checked above
