@@ -50,6 +50,7 @@ REASONS = {
     "d6": "blacklisted symbols used by an in-wheel library that is not a load root",
     "d7": "libraries resolved as ld.so does (RPATH inheritance, RUNPATH not inherited)",
     "d8": "musl has no symbol versions",
+    "d9": "RECORD hashes are checked: a member that does not match is an error",
     "d11": "glibc 2.42/2.43 wheels get manylinux_2_43",
     "d12": "a system driver library is not an external library",
     "d13": "hygiene finding of severity error (the wheel breaks although its tag is right)",
@@ -188,7 +189,12 @@ def compare(pinned: Pinned, aw: dict, wc: WheelReport) -> Row:
     _explain_external(row, show, wc)
     if not wc.passed and meets(wc.deserved_tag, [wc.required_tag] if wc.required_tag else []):
         errors = sorted({f.rule for f in wc.findings if f.severity == "error"})
-        row.differences.append(("d13" if errors else "?", f"fails on {', '.join(errors) or 'nothing'}"))
+        record = [rule for rule in errors if rule == "record-hash"]  # auditwheel never reads RECORD's hashes
+        hygiene = [rule for rule in errors if rule not in record]
+        if record:
+            row.differences.append(("d9", f"fails on {', '.join(record)}"))
+        if hygiene or not errors:
+            row.differences.append(("d13" if hygiene else "?", f"fails on {', '.join(hygiene) or 'nothing'}"))
     return row
 
 

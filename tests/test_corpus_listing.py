@@ -114,3 +114,17 @@ def test_every_reason_links_to_a_row_of_differences_md():
     text = (ROOT / "docs" / "differences.md").read_text(encoding="utf-8")
     anchors = set(re.findall(r'<a id="(d\d+)"></a>', text))
     assert set(REASONS) <= anchors, sorted(set(REASONS) - anchors)
+
+
+def test_compare_names_a_record_mismatch_d9_and_a_breaking_hygiene_error_d13():
+    """eckitlib 2.5.0: 25 RECORD rows do not match their members; auditwheel never reads the hashes."""
+    mismatch = Finding("record-hash", "error", "w.libs/libssl.so", "content does not match RECORD")
+    stack = Finding("executable-stack", "error", "w/x.so", "asks for an executable stack")
+    row = compare(PINNED, _show("manylinux_2_28_x86_64"),
+                  _report("manylinux_2_28_x86_64", passed=False, findings=[mismatch]))
+    assert [r for r, _ in row.differences] == ["d9"] and row.false_fail and not row.unexplained
+    row = compare(PINNED, _show("manylinux_2_28_x86_64"),
+                  _report("manylinux_2_28_x86_64", passed=False, findings=[mismatch, stack]))
+    assert [r for r, _ in row.differences] == ["d9", "d13"]
+    row = compare(PINNED, _show("manylinux_2_28_x86_64"), _report("manylinux_2_28_x86_64", passed=False))
+    assert row.unexplained  # a FAIL with no error finding: nothing explains it
