@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from wheelcheck.data import system_drivers  # noqa: E402
+from wheelcheck.audit.runtime_deps import drivers_of  # noqa: E402
 from wheelcheck.policy.policy_model import musl_answers_itself  # noqa: E402
 from wheelcheck.audit.findings import WheelReport  # noqa: E402
 
@@ -253,7 +253,7 @@ def _why_auditwheel_is_stricter(show: dict, wc: WheelReport) -> list[tuple[str, 
 
 def _why_not_external(soname: str, show: dict, wc: WheelReport, shipped: set[str]) -> list[tuple[str, str]]:
     """Why a library auditwheel lists as external is not one of wheelcheck's: [] when no row explains it."""
-    if soname in system_drivers():
+    if soname in drivers_of(()):
         return [("d12", f"{soname} is a system driver library")]
     if wc.libc == "musl" and musl_answers_itself(soname):
         return [("d17", f"{soname}: musl's loader answers it with itself")]

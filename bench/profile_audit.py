@@ -6,9 +6,10 @@
 The audit runs in this process, as the CLI runs it (api.audit_wheel), with timers wrapped around the functions
 of each phase. With --jobs 1 every phase runs here, so their times add up; the CPU of the threads (the tables
 of a large file are read on one of their own while it streams on) is counted where it is spent. Seconds are
-wall time of each timed call, summed (overlapping threads may sum past the total); the inflate floor line is
-zlib-ng's (or zlib's) inflate of the same ELF members alone. With --jobs above 1, members summarised in forked
-children are not seen here: only the parent's share is listed.
+wall time of each timed call, summed (overlapping threads may sum past the total); "inflate" counts every
+decompress call, the first bytes of each member and the ranges read again included (bench_audit.py prints the
+floor to compare with). With --jobs above 1, members summarised in forked children are not seen here: only the
+parent's share is listed.
 """
 
 from __future__ import annotations

@@ -347,10 +347,33 @@ def test_environment_directory_follows_the_posix_install_layout():
                        root_is_purelib=False, data_dir="pkg-1.0.data")
     where = {entry: environment_directory(model, "pkg/sub/_m.so", entry) for entry in (
         "$ORIGIN/../../../..", "$ORIGIN/../../../../../lib64", "$ORIGIN/../../../../..", "$ORIGIN/../../other",
-        "$ORIGIN/../../..", "${ORIGIN}/../../../../../share", "/opt/lib", "$ORIGIN/../../../../../../x")}
+        "$ORIGIN/../../..", "${ORIGIN}/../../../../../share", "/opt/lib", "$ORIGIN/../../../../../../x",
+        "$ORIGIN/../../../../$LIB")}
     # from site-packages/pkg/sub: up 2 is site-packages, 3 lib/pythonX.Y, 4 lib, 5 the prefix
     assert where == {"$ORIGIN/../../../..": "lib", "$ORIGIN/../../../../../lib64": "lib64",
-                     "$ORIGIN/../../../../..": ".", "$ORIGIN/../../other": None,  # other is in site-packages
+                     "$ORIGIN/../../../../..": "", "$ORIGIN/../../other": None,  # other is in site-packages
                      "$ORIGIN/../../..": "lib/python3.X", "${ORIGIN}/../../../../../share": "share",
-                     "/opt/lib": None, "$ORIGIN/../../../../../../x": None}
+                     "/opt/lib": None, "$ORIGIN/../../../../../../x": None,
+                     "$ORIGIN/../../../../$LIB": None}  # the machine fills $LIB in: no fixed place
     assert environment_directory(model, "pkg-1.0.data/scripts/tool", "$ORIGIN/../lib") is None  # not in site-packages
+
+
+def test_only_what_an_installer_follows_on_linux_is_a_requirement():
+    """mkl_fft with ``pytest ; extra == 'test'`` and ``pywin32 ; sys_platform == 'win32'``: neither is installed
+    beside it on Linux, so neither may have put a library in <prefix>/lib."""
+    from wheelcheck.wheel.requires_dist import installed_requirements
+
+    assert installed_requirements(("mkl", "pytest ; extra == 'test'", "pywin32 ; sys_platform == 'win32'",
+                                   "NumPy>=1.26 ; platform_system == 'Linux'", "not a requirement ((",
+                                   "mkl>=2024")) == ("mkl", "numpy")
+
+
+def test_an_rpath_into_the_environment_with_only_extras_required_says_nothing_of_them(user_and_data_provider, tmp_path):
+    user, _provider = user_and_data_provider
+    with zipfile.ZipFile(user) as zf:
+        members = {n: zf.read(n) for n in zf.namelist() if not n.endswith(("METADATA", "RECORD"))}
+    members[f"{dist_info('userdist', '1.0')}/METADATA"] = _metadata(
+        "userdist", ("datadist ; extra == 'data'", "pywin32 ; sys_platform == 'win32'"))
+    report = audit_one(build_wheel(tmp_path, "userdist", "1.0", user.name.split("-", 2)[2][:-len(".whl")], members))
+    assert "<prefix>" not in by_rule(report, "external-library")[0].message
+    assert by_rule(report, "rpath-escapes-wheel")[0].message.endswith("leaves the wheel's install tree")

@@ -11,6 +11,7 @@ regular file holding the target's path, so:
 """
 from __future__ import annotations
 
+import platform
 import stat
 import subprocess
 import sys
@@ -254,22 +255,28 @@ def test_a_glibc_build_that_also_claims_musllinux_fails(build, tmp_path):
 
 
 def test_an_extension_in_a_wheel_tagged_for_every_platform_is_a_warning(build, tmp_path):
-    """array-record 0.4.1's py310-none-any wheel holds an x86-64 extension; pip picks it for aarch64 too. Here the
-    other way round: an aarch64 extension (zig-built) tagged py3-none-any installs on this x86-64 machine, and the
-    import fails. A ctypes library in such a wheel is no finding; the same extension tagged for its platform neither."""
-    arm = build.compile_c(extension_source("anyext"), "anyext.so", target="aarch64-linux-gnu.2.17")
+    """array-record 0.4.1's py310-none-any wheel holds an x86-64 extension; pip picks it for aarch64 too. Here an
+    extension zig-built for another architecture than this machine's, tagged py3-none-any, installs here, and the
+    import fails. A ctypes library in such a wheel is no finding; nor is the same extension tagged for its platform,
+    nor one of which the wheel carries a build per architecture (the package imports the machine's own)."""
+    other = "aarch64" if platform.machine() != "aarch64" else "x86_64"
+    arm = build.compile_c(extension_source("anyext"), "anyext.so", target=f"{other}-linux-gnu.2.17")
     w = one(build_wheel(tmp_path / "any", "anyext", "1.0", "py3-none-any", {"anyext.so": arm}))
     (warning,) = by_rule(w, "extension-in-any-wheel")
     assert warning.severity == "warning" and warning.file == "anyext.so" and w.passed
-    assert "built for aarch64 glibc, in a wheel tagged for every platform (py3-none-any)" in warning.message
+    assert f"built for {other} glibc, in a wheel tagged for every platform (py3-none-any)" in warning.message
     python = make_venv(tmp_path / "venv")
     assert pip_install(python, tmp_path / "any" / "anyext-1.0-py3-none-any.whl").returncode == 0
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     imported = import_and_call(python, "anyext", elsewhere)  # glibc: "cannot open shared object file" (its machine)
     assert imported.returncode != 0 and "ImportError" in imported.stderr and "site-packages/anyext" in imported.stderr
-    lib = build.compile_c("int engine(void) { return 1; }\n", "libengine.so", target="aarch64-linux-gnu.2.17")
+    lib = build.compile_c("int engine(void) { return 1; }\n", "libengine.so", target=f"{other}-linux-gnu.2.17")
     w = one(build_wheel(tmp_path / "lib", "engine", "1.0", "py3-none-any", {"engine/libengine.so": lib}))
     assert not by_rule(w, "extension-in-any-wheel")
-    w = one(build_wheel(tmp_path / "tagged", "anyext", "1.0", "py3-none-manylinux_2_17_aarch64", {"anyext.so": arm}))
+    w = one(build_wheel(tmp_path / "tagged", "anyext", "1.0", f"py3-none-manylinux_2_17_{other}", {"anyext.so": arm}))
     assert not by_rule(w, "extension-in-any-wheel") and w.passed
+    native = build.compile_c(extension_source("anyext"), "anyext.so")
+    w = one(build_wheel(tmp_path / "both", "anyext", "1.0", "py3-none-any",
+                        {f"pkg/{other}/anyext.so": arm, f"pkg/{platform.machine()}/anyext.so": native}))
+    assert not by_rule(w, "extension-in-any-wheel") and by_rule(w, "wrong-architecture")

@@ -410,3 +410,12 @@ def test_display_and_compute_driver_libraries_are_drivers(build, tmp_path, name)
     assert not by_rule(w, "dlopen-unguaranteed")
     (driver,) = by_rule(w, "dlopen-driver")
     assert name in driver.message and driver.severity == "info"
+
+
+def test_driver_names_match_other_versions_only_of_sonames_listed_without_one():
+    from wheelcheck.audit.runtime_deps import drivers_of
+
+    drivers = drivers_of(())
+    assert "libnvidia-tileiras.so.590.48.01" in drivers and "libnvidia-tileiras.so" in drivers
+    assert "libnvidia-ptxjitcompiler.so.1" in drivers and "libnvidia-ptxjitcompiler.so.2" not in drivers
+    assert "libcuda" not in drivers and "libnvidia-tileiras-tools.so.1" not in drivers and 42 not in drivers

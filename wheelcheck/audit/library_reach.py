@@ -20,8 +20,8 @@ from packaging.utils import canonicalize_name
 
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.wheel.wheel_model import WheelModel
-from wheelcheck.wheel.library_resolution import environment_directory, rpath_directory
-from wheelcheck.wheel.requires_dist import required_name
+from wheelcheck.wheel.library_resolution import at_prefix, environment_directory, rpath_directory
+from wheelcheck.wheel.requires_dist import installed_requirements
 
 __all__ = ["Unreached", "ForeignDirectories", "shipped_copies", "unreached", "foreign_directories", "why_missing"]
 
@@ -166,7 +166,7 @@ def why_missing(model: WheelModel, needer: ElfInfo | None, soname: str,
     required = _required_names(model.requires_dist)
     into = [d for e in needer.rpath + needer.runpath if (d := environment_directory(model, needer.path, e)) is not None]
     if into and required:  # mkl_fft: $ORIGIN/../../.. is <prefix>/lib, where mkl installs libmkl_rt.so.3
-        where = ", ".join(f"<prefix>/{d}" for d in dict.fromkeys(into))
+        where = ", ".join(at_prefix(d) for d in dict.fromkeys(into))
         owners = " or ".join(required[:3]) + (" or another requirement" if len(required) > 3 else "")
         return (f"needs {soname}, which the wheel does not provide; its RPATH leads to the environment's {where}, "
                 f"where a distribution of its Requires-Dist ({owners}) may install it as a data file",
@@ -226,9 +226,9 @@ def _same_machine(a: ElfInfo, b: ElfInfo) -> bool:
 
 @lru_cache(maxsize=4)
 def _required_names(requires_dist: tuple[str, ...]) -> tuple[str, ...]:
-    """Parsed once per wheel, not once per finding (Requirement parsing dominated tensorflow's audit)."""
-    names = (required_name(line) for line in requires_dist)
-    return tuple(dict.fromkeys(name for name in names if name))
+    """Parsed once per wheel, not once per finding (Requirement parsing dominated tensorflow's audit): what an
+    installer follows on Linux without extras."""
+    return installed_requirements(requires_dist)
 
 
 @lru_cache(maxsize=1024)

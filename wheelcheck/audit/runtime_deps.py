@@ -59,7 +59,10 @@ class DriverNames:
         self._any_version = {stem for stem, major in map(_stem_and_major, listed) if major is None}
 
     def __contains__(self, soname: object) -> bool:
-        return isinstance(soname, str) and (soname in self.listed or _stem_and_major(soname)[0] in self._any_version)
+        if not isinstance(soname, str):
+            return False
+        return soname in self.listed or (_STEM.match(unhashed(soname)) is not None
+                                         and _stem_and_major(soname)[0] in self._any_version)
 
 
 def _stem(soname: str) -> str:

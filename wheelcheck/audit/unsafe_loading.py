@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 from wheelcheck.audit.check_context import CheckContext
 from wheelcheck.wheel.wheel_model import WheelModel
-from wheelcheck.wheel.library_resolution import environment_directory, expand_origin, inside_install_roots
+from wheelcheck.wheel.library_resolution import at_prefix, environment_directory, expand_origin, inside_install_roots
+from wheelcheck.wheel.requires_dist import installed_requirements
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.audit.findings import Finding
 
@@ -97,13 +98,14 @@ def _judge_entry(model: WheelModel, elf: ElfInfo, tag: str, entry: str) -> Findi
         if inside_install_roots(expanded):
             return None
         inside = environment_directory(model, elf.path, entry)
-        if inside is not None and model.requires_dist:  # where the data files of what it requires may go
+        if inside is not None and installed_requirements(model.requires_dist):  # where their data files may go
             return Finding(
                 "rpath-escapes-wheel", "warning", elf.path,
-                f"{tag} {entry} leaves the wheel's install tree for the environment's <prefix>/{inside}, where "
+                f"{tag} {entry} leaves the wheel's install tree for the environment's {at_prefix(inside)}, where "
                 f"whatever else is installed puts its files",
                 "keep it only if a distribution the wheel requires installs the libraries it needs there, as data "
-                "files (mkl installs libmkl_rt.so.3 into <prefix>/lib for mkl_fft); otherwise point it at a "
+                "files (mkl installs libmkl_rt.so.3 into <prefix>/lib for mkl_fft; where site-packages is under "
+                "lib64, as in Fedora's system Python, the entry leads to lib64 instead); otherwise point it at a "
                 "directory of the wheel ($ORIGIN/../<pkg>.libs), or drop it", subject=entry)
         return Finding(
             "rpath-escapes-wheel", "warning", elf.path,

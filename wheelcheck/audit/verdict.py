@@ -210,8 +210,9 @@ def _extensions_for_any_platform(model: WheelModel, elves: list[ElfInfo], arch: 
     """Python extension modules in a wheel tagged for every platform (py3-none-any): pip installs it on every
     architecture and system, and Python's import loads the module wherever its file is, so the import fails on
     all but the one it was built for. A library the package loads with ctypes is not one: the package may choose
-    the build for the machine it runs on, or go without (pvporcupine, teradatasql)."""
-    if model.platforms != ["any"]:
+    the build for the machine it runs on, or go without (pvporcupine, teradatasql). Nor is an extension of which the
+    wheel carries builds for other architectures too: the package imports the one for the machine it runs on."""
+    if model.platforms != ["any"] or any(elf.arch != arch and elf.is_extension for elf in model.elves):
         return []
     tag = sorted(str(t) for t in model.tags)[0]
     return [Finding(

@@ -20,7 +20,7 @@ from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.elf.elf_info import ElfInfo, is_dynamic_loader
 
 __all__ = ["Resolution", "resolve", "LIBPYTHON", "expand_origin", "inside_install_roots", "rpath_directory",
-           "environment_directory", "rpath_chains", "needed_path", "expand_search_entry"]
+           "environment_directory", "at_prefix", "rpath_chains", "needed_path", "expand_search_entry"]
 
 T = TypeVar("T")  # who owns an RPATH entry: the ElfInfo here, an installed file in compat
 
@@ -167,15 +167,16 @@ def _expand_at(origin: str, entry: str) -> str:
 
 
 _PREFIX = "/prefix"
-_SITE_UNDER_PREFIX = _PREFIX + "/lib/pythonX.Y/site-packages"
+_SITE_UNDER_PREFIX = _PREFIX + "/lib/python3.X/site-packages"
 
 
 def environment_directory(model: WheelModel, member: str, entry: str) -> str | None:
     """Where an $ORIGIN entry of a file in site-packages leads when it climbs out of site-packages but stays in the
-    environment: the path under its prefix ("lib" for $ORIGIN/../../.. from a package directory), by the layout
-    of every Linux scheme (<prefix>/lib/pythonX.Y/site-packages: venvs, --user, /usr/local, Debian's
-    dist-packages), where data files (.data/data/lib/libfoo.so) install under the same prefix. None otherwise."""
-    if not _ORIGIN.search(entry):
+    environment: the path under its prefix ("lib" for $ORIGIN/../../.. from a package directory; "" for the prefix
+    itself), by the usual layout <prefix>/lib/python3.X/site-packages (venvs, --user, /usr/local, Debian's
+    dist-packages), where data files (.data/data/lib/libfoo.so) install under the same prefix. Where platlib is
+    lib64 (Fedora's system Python) the same entry leads to <prefix>/lib64 instead. None otherwise."""
+    if not _ORIGIN.search(entry) or _MACHINE_TOKEN.search(entry):
         return None
     home = posixpath.dirname(model.install_path(member))
     if home != "/sp" and not home.startswith("/sp/"):
@@ -184,9 +185,13 @@ def environment_directory(model: WheelModel, member: str, entry: str) -> str | N
     if expanded == _SITE_UNDER_PREFIX or expanded.startswith(_SITE_UNDER_PREFIX + "/"):
         return None  # still in site-packages
     if expanded == _PREFIX:
-        return "."
-    return expanded[len(_PREFIX) + 1:].replace("pythonX.Y", "python3.X") if expanded.startswith(_PREFIX + "/") \
-        else None
+        return ""
+    return expanded[len(_PREFIX) + 1:] if expanded.startswith(_PREFIX + "/") else None
+
+
+def at_prefix(directory: str) -> str:
+    """An ``environment_directory`` answer as a person reads it: <prefix>/lib, or <prefix> itself."""
+    return f"<prefix>/{directory}" if directory else "<prefix>"
 
 
 def inside_install_roots(expanded: str) -> bool:

@@ -6,7 +6,7 @@ import re
 
 from packaging.utils import canonicalize_name
 
-__all__ = ["required_name"]
+__all__ = ["required_name", "installed_requirements"]
 
 # packaging parses a marker's parentheses recursively: a METADATA line holding 3,000 of them raises
 # RecursionError. Real markers nest two or three deep.
@@ -29,3 +29,29 @@ def required_name(line: str) -> str | None:
         return canonicalize_name(Requirement(line).name)
     except InvalidRequirement:
         return None
+
+
+# what a marker is judged against: a Linux machine, and no extra asked for
+_LINUX = {"extra": "", "sys_platform": "linux", "platform_system": "Linux", "os_name": "posix"}
+
+
+def installed_requirements(lines: tuple[str, ...]) -> tuple[str, ...]:
+    """The canonical names of the Requires-Dist lines an installer follows on Linux without extras: a line for an
+    extra (``pytest ; extra == 'test'``) or another system (``pywin32 ; sys_platform == 'win32'``) is left out; one
+    whose marker cannot be judged is kept. Malformed lines name none."""
+    from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    names = []
+    for line in lines:
+        name = required_name(line)  # the nesting check first: packaging parses parentheses recursively
+        if name is None:
+            continue
+        try:
+            marker = Requirement(line).marker
+            if marker is not None and not marker.evaluate(_LINUX):
+                continue
+        except (InvalidRequirement, InvalidMarker, UndefinedComparison, UndefinedEnvironmentName):
+            pass
+        names.append(name)
+    return tuple(dict.fromkeys(names))
