@@ -76,3 +76,15 @@ def test_install_layout_and_rpath_entries():
     assert expand_search_entry("/sp/a/b.so", "/usr/local/cuda/lib64") is None
     assert expand_search_entry("/sp/a/b.so", "$ORIGIN/../../../../..") is None
     assert expand_search_entry("/bin/tool", "$ORIGIN/../lib/python3.11/site-packages/pkg") == "/sp/pkg"
+
+
+def test_system_libraries_are_the_whitelists_and_the_drivers_at_their_versions():
+    """compat takes from the system what every manylinux system has and what the machine's drivers bring, the
+    release-numbered NVIDIA libraries at any release, as the audit does (DriverNames)."""
+    from wheelcheck.compat.check_compat import system_libraries
+    from wheelcheck.policy.registry import bundled_policies
+
+    system = system_libraries(bundled_policies())
+    for name in ("libc.so.6", "libm.so.6", "libcuda.so.1", "libnvidia-tileiras.so.615.09", "libGL.so.1"):
+        assert name in system, name
+    assert "libfoo.so.1" not in system and "libnvidia-ptxjitcompiler.so.2" not in system

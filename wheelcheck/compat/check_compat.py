@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from packaging.utils import canonicalize_name
 
 from wheelcheck.audit.cxxabi import CxxAbi
+from wheelcheck.audit.runtime_deps import DriverNames, drivers_of
 from wheelcheck.compat.compat_report import CompatFinding, PairResult
 from wheelcheck.compat.cxx_boundary import Side, cxx_flag, side_of, tag_glibcxx_limit
 from wheelcheck.compat.export_table import ExportCache
@@ -27,13 +28,12 @@ from wheelcheck.compat.requirement_pins import (declared_closure, declared_requi
                                                 pin_checks)
 from wheelcheck.compat.symbol_binding import Binding, bind_symbols
 from wheelcheck.conflicts.distribution import Distribution
-from wheelcheck.data import load_table
 from wheelcheck.errors import UsageError
 from wheelcheck.policy.policy_model import PolicySet
 from wheelcheck.policy.versions import numeric, split_version_name
 from wheelcheck.symbols.demangle import demangle
 
-__all__ = ["check_compat", "system_libraries"]
+__all__ = ["check_compat", "system_libraries", "SystemLibraries"]
 
 _SHOWN_UNBOUND = 20  # missing symbols reported one by one per file; the rest are counted
 # system libraries whose every symbol is versioned (glibc, libgcc_s, libstdc++): an unversioned name cannot
@@ -42,14 +42,21 @@ _VERSIONED_SYSTEM = re.compile(r"^(libc|libm|libdl|librt|libpthread|libutil|libr
                                r"libgcc_s|libstdc\+\+|libmvec)\.so(\.\d+)*$")
 
 
-def system_libraries(policies: PolicySet) -> frozenset[str]:
-    """Sonames every glibc system has (any bundled manylinux policy's whitelist) or that come with the
-    machine's drivers (libcuda.so.1): never looked for among the distributions."""
-    names = set(load_table("drivers.json")["sonames"])
-    for policy in policies:
-        if policy.libc == "glibc":
-            names |= policy.lib_whitelist | policy.drivers
-    return frozenset(names)
+class SystemLibraries:
+    """Sonames every glibc system has (any bundled manylinux policy's whitelist) or that come with the machine's
+    drivers (libcuda.so.1; libnvidia-tileiras.so.615.09, numbered by the driver's release: the audit's
+    DriverNames): never looked for among the distributions."""
+
+    def __init__(self, whitelist: frozenset[str], drivers: DriverNames) -> None:
+        self._whitelist, self._drivers = whitelist, drivers
+
+    def __contains__(self, soname: object) -> bool:
+        return soname in self._whitelist or soname in self._drivers
+
+
+def system_libraries(policies: PolicySet) -> SystemLibraries:
+    glibc = [policy for policy in policies if policy.libc == "glibc"]
+    return SystemLibraries(frozenset().union(*(policy.lib_whitelist for policy in glibc)), drivers_of(glibc))
 
 
 @dataclass
@@ -57,7 +64,7 @@ class _Run:
     dists: list[Distribution]
     given: dict[str, Distribution]
     layout: Layout
-    system: frozenset[str]
+    system: SystemLibraries
     policies: PolicySet
     environment: dict[str, str]
     exports: ExportCache

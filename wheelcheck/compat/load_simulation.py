@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import posixpath
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 
 from wheelcheck.compat.installed_layout import Layout, Placed
@@ -58,7 +58,7 @@ def roots_of(layout: Layout, dist: Distribution) -> list[Placed]:
                                                        not in needed)]
 
 
-def preload(layout: Layout, dists: Sequence[Distribution], system: frozenset[str]) -> dict[str, Placed]:
+def preload(layout: Layout, dists: Sequence[Distribution], system: Container[str]) -> dict[str, Placed]:
     """SONAME -> file, for what importing ``dists`` (dependencies first) loads: their extension modules'
     NEEDED trees."""
     loaded: dict[str, Placed] = {}
@@ -71,7 +71,7 @@ def preload(layout: Layout, dists: Sequence[Distribution], system: frozenset[str
     return loaded
 
 
-def load(root: Placed, layout: Layout, preloaded: dict[str, Placed], system: frozenset[str],
+def load(root: Placed, layout: Layout, preloaded: dict[str, Placed], system: Container[str],
          trusted: frozenset[int] | None = None) -> LoadTree:
     """The breadth-first load of ``root``: its local scope and how each NEEDED name was found.
 
@@ -104,7 +104,7 @@ def load(root: Placed, layout: Layout, preloaded: dict[str, Placed], system: fro
     return tree
 
 
-def dlopen_links(tree: LoadTree, layout: Layout, preloaded: dict[str, Placed], system: frozenset[str]) -> list[Link]:
+def dlopen_links(tree: LoadTree, layout: Layout, preloaded: dict[str, Placed], system: Container[str]) -> list[Link]:
     """The soname-like strings of the root's read-only data that it does not already need: names it may
     dlopen, resolved as dlopen would from the root (loaded objects first, then its RPATH and RUNPATH)."""
     root = tree.root
@@ -124,7 +124,7 @@ def dlopen_links(tree: LoadTree, layout: Layout, preloaded: dict[str, Placed], s
 
 
 def _resolve(obj: Placed, name: str, rpath_chain, layout: Layout, loaded: dict[str, Placed],
-             system: frozenset[str], trusted: frozenset[int] | None = None,
+             system: Container[str], trusted: frozenset[int] | None = None,
              preloaded: dict[str, Placed] | None = None) -> Link:
     if "/" in name:  # a path in DT_NEEDED is opened as it is, $ORIGIN expanded (glibc): no search
         path = needed_path(obj.path, name, libc_linked(obj.elf) or "glibc")
