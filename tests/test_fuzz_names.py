@@ -15,13 +15,15 @@ from hypothesis import strategies as st
 from tests.fuzz.fixtures import elf_seeds  # noqa: F401  (fixture)
 from tests.fuzz.shapes import HOSTILE_NAMES
 from tests.fuzz.strategies import mangled_names
+from wheelcheck.compat.requirement_pins import declared_requirements, marker_environment
+from wheelcheck.conflicts.distribution import Distribution
 from wheelcheck.elf.elf_summary import _soname_matches
 from wheelcheck.errors import BadWheelError, one_line
 from wheelcheck.symbols.demangle import demangle, qualified_key
 from wheelcheck.symbols.families import _group_key, count_family, families, group_counts
 from wheelcheck.symbols.mangling import abi_neutral, has_new_abi, has_old_abi, lead, short_name
 from wheelcheck.wheel.record import record_rows, render_record
-from wheelcheck.wheel.requires_dist import required_name
+from wheelcheck.wheel.requires_dist import installed_requirements, required_name
 
 
 @given(mangled_names())
@@ -159,9 +161,13 @@ _REQUIREMENT_PIECES = ("numpy", " ", "(", ")", ">=1.0", ";", "python_version", "
 @given(st.one_of(st.text(max_size=40), st.lists(st.sampled_from(_REQUIREMENT_PIECES), max_size=30).map("".join),
                  st.integers(0, 5000).map(lambda n: "a; " + "(" * n + "os_name=='x'" + ")" * n)))
 def test_requires_dist_lines_never_raise(line):
-    """A Requires-Dist line is input: 3,000 nested parentheses once raised RecursionError in packaging."""
+    """A Requires-Dist line is input: 3,000 nested parentheses once raised RecursionError in packaging, in the
+    audit's reading and, until session 23, in compat's."""
     name = required_name(line)
     assert name is None or name == name.lower()
+    assert set(installed_requirements((line,))) <= {name}
+    declared = declared_requirements(Distribution("d", "1.0", "d.whl", requires=(line,)), marker_environment([], None))
+    assert [d.key for d in declared] in ([], [name])
 
 
 _ROW_TEXT = st.text(alphabet=st.sampled_from(["a", ",", '"', "\r", "\n", " ", "=", "\u2028", "\u00e9"]), max_size=8)

@@ -84,7 +84,7 @@ def foreign_directories(model: WheelModel, needer: ElfInfo, soname: str) -> Fore
         directory = rpath_directory(model, needer.path, entry)
         if directory is None or not directory.startswith("/sp/") or _ships_in(shipped_dirs, directory):
             continue
-        named = _owners(directory[len("/sp/"):], _required_names(model.requires_dist))
+        named = _owners(directory[len("/sp/"):], installed_requirements(model.requires_dist))
         if named:
             directories.append(directory[len("/sp/"):])
             owners += named
@@ -163,7 +163,7 @@ def why_missing(model: WheelModel, needer: ElfInfo | None, soname: str,
         return (f"needs {soname}, which the wheel does not provide; its RPATH leads to {where}, {whose}",
                 f"if {owners} provides it, accept it with --exclude '{soname}' (the loader finds it there "
                 f"once {owners} is installed); otherwise vendor it with `wheelcheck repair`")
-    required = _required_names(model.requires_dist)
+    required = installed_requirements(model.requires_dist)
     into = [d for e in needer.rpath + needer.runpath if (d := environment_directory(model, needer.path, e)) is not None]
     if into and required:  # mkl_fft: $ORIGIN/../../.. is <prefix>/lib, where mkl installs libmkl_rt.so.3
         where = ", ".join(at_prefix(d) for d in dict.fromkeys(into))
@@ -222,13 +222,6 @@ def _distance(home: str, candidate: ElfInfo, model: WheelModel) -> int:
 
 def _same_machine(a: ElfInfo, b: ElfInfo) -> bool:
     return (a.machine, a.elf_class, a.endianness) == (b.machine, b.elf_class, b.endianness)
-
-
-@lru_cache(maxsize=4)
-def _required_names(requires_dist: tuple[str, ...]) -> tuple[str, ...]:
-    """Parsed once per wheel, not once per finding (Requirement parsing dominated tensorflow's audit): what an
-    installer follows on Linux without extras."""
-    return installed_requirements(requires_dist)
 
 
 @lru_cache(maxsize=1024)

@@ -11,18 +11,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
-from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
-from packaging.requirements import InvalidRequirement, Requirement
+from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from wheelcheck.conflicts.distribution import Distribution
+from wheelcheck.wheel.requires_dist import marker_applies, parsed_requirement
 
 __all__ = ["Declared", "PinCheck", "declared_requirements", "marker_environment", "pin_checks", "declared_closure"]
 
-_EXTRA = re.compile(r"""\bextra\s*==\s*["']([^"']+)["']""")
 _CPYTHON = re.compile(r"^cp3(\d+)$")
 
 
@@ -64,29 +62,13 @@ def declared_requirements(dist: Distribution, environment: dict[str, str]) -> li
     """The Requires-Dist lines that apply in ``environment``, each with the extra it needs, if any."""
     out = []
     for line in dist.requires:
-        try:
-            req = Requirement(line)
-        except InvalidRequirement:
+        req = parsed_requirement(line)
+        if req is None:
             continue
-        extra = _applies(req.marker, environment)
+        extra = marker_applies(req.marker, environment)
         if extra is not False:
             out.append(Declared(line, canonicalize_name(req.name), req, extra))
     return out
-
-
-def _applies(marker: Marker | None, environment: dict[str, str]) -> str | None | Literal[False]:
-    """None: applies always; an extra's name: applies with that extra; False: never here."""
-    if marker is None:
-        return None
-    try:
-        if marker.evaluate(environment):
-            return None
-        for extra in _EXTRA.findall(str(marker)):
-            if marker.evaluate({**environment, "extra": extra}):
-                return extra
-    except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName):
-        return None  # a marker we cannot evaluate: assume it applies rather than hide a requirement
-    return False
 
 
 def pin_checks(subject: Distribution, declared: Sequence[Declared], given: dict[str, Distribution]) -> list[PinCheck]:
