@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -377,3 +378,35 @@ def test_an_rpath_into_the_environment_with_only_extras_required_says_nothing_of
     report = audit_one(build_wheel(tmp_path, "userdist", "1.0", user.name.split("-", 2)[2][:-len(".whl")], members))
     assert "<prefix>" not in by_rule(report, "external-library")[0].message
     assert by_rule(report, "rpath-escapes-wheel")[0].message.endswith("leaves the wheel's install tree")
+
+
+def test_a_data_file_copy_reached_by_climbing_out_of_site_packages_says_where_it_holds(build, tmp_path):
+    """The wheel installs libalpha.so.1 itself, as a data file into <prefix>/lib, and its extension reaches it
+    through RPATH $ORIGIN/../../..: in a venv the module imports; installed with pip --target (data files go to
+    the target's own data directory) it does not. The message says both, not that the RPATH does not reach it."""
+    alpha, beta = build.alpha_beta()
+    tag = python_tag()
+    wheel = build_wheel(tmp_path, "selfdata", "1.0", f"{tag}-{tag}-linux_x86_64", {
+        "selfdata/__init__.py": b"",
+        f"selfdata/_self{EXT_SUFFIX}": build.alpha_extension("_self", alpha, "$ORIGIN/../../..", new_dtags=False),
+        "selfdata-1.0.data/data/lib/libalpha.so.1": alpha,
+        "selfdata-1.0.data/data/lib/libbeta.so.1": beta,
+    })
+    report = audit_one(wheel)
+    (external,) = by_rule(report, "external-library")
+    assert external.message.startswith(
+        "needs libalpha.so.1; the wheel installs selfdata-1.0.data/data/lib/libalpha.so.1 into the environment's "
+        "<prefix>/lib, which this file's RPATH entry $ORIGIN/../../.. reaches only where site-packages is "
+        "<prefix>/lib/python3.X/site-packages")
+    assert "does not reach" not in external.message and "ship it beside the file, in site-packages" in external.hint
+    assert report.deserved_tag == auditwheel_show(wheel)["overall_tag"] == "linux_x86_64"
+    python = make_venv(tmp_path / "venv")
+    assert pip_install(python, wheel).returncode == 0
+    proc = import_and_call(python, "selfdata._self", tmp_path)
+    assert proc.returncode == 0 and proc.stdout.strip() == str(ALPHA_TIMES), proc.stderr
+    target = tmp_path / "target"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-index", "--no-deps", "-q",
+                    "--disable-pip-version-check", "--target", str(target), str(wheel)], check=True, timeout=300)
+    proc = subprocess.run([str(python), "-c", "import selfdata._self"], capture_output=True, text=True,
+                          cwd=tmp_path, env={**_clean_env(), "PYTHONPATH": str(target)}, timeout=120)
+    assert proc.returncode != 0 and "libalpha.so.1: cannot open shared object file" in proc.stderr

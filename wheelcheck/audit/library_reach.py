@@ -146,8 +146,14 @@ def why_missing(model: WheelModel, needer: ElfInfo | None, soname: str,
     if found is not None:
         what = f"needs {soname}; the wheel ships {found.shipped}, but {found.searched} does not reach it"
         if found.entry is None and not _in_site_packages(posixpath.dirname(model.install_path(found.shipped))):
+            climbing = _entry_to_data_copy(model, needer, found.shipped)
+            if climbing is not None:  # reached in the usual layout only: say so, not "does not reach it"
+                entry, where = climbing
+                what = (f"needs {soname}; the wheel installs {found.shipped} into the environment's {where}, which "
+                        f"this file's {entry} reaches only where site-packages is <prefix>/lib/python3.X/site-packages:"
+                        f" not where it is under lib64 (Fedora's system Python), nor after pip install --target")
             return what, ("the copy is installed outside site-packages (.data/), at no fixed distance from this "
-                          "file: ship it beside the file, in site-packages")
+                          "file: ship it beside the file, in site-packages, with an $ORIGIN RUNPATH entry to it")
         if found.entry is None:
             return what, ("an executable installed as a script lands at no fixed distance from site-packages: "
                           "`wheelcheck repair` moves it beside the package and adds the path to it")
@@ -173,6 +179,21 @@ def why_missing(model: WheelModel, needer: ElfInfo | None, soname: str,
                 f"if one of them provides it, accept it with --exclude '{soname}' (the loader finds it there once "
                 f"that is installed); otherwise vendor it with `wheelcheck repair`")
     return plain
+
+
+def _entry_to_data_copy(model: WheelModel, needer: ElfInfo, shipped: str) -> tuple[str, str] | None:
+    """(RPATH or RUNPATH entry, where) of ``needer`` that climbs out of site-packages to the environment directory
+    the data file ``shipped`` (``<name>.data/data/lib/libfoo.so``) installs into, by the usual layout; None when
+    no entry does."""
+    there = posixpath.dirname(model.install_path(shipped))  # /data/lib
+    if not there.startswith("/data"):
+        return None
+    for tag, entries in (("RUNPATH", needer.runpath), ("RPATH", needer.rpath)):
+        for entry in entries:
+            directory = environment_directory(model, needer.path, entry)
+            if directory is not None and "/data" + ("/" + directory if directory else "") == there:
+                return f"{tag} entry {entry}", at_prefix(directory)
+    return None
 
 
 def _not_a_library(model: WheelModel, soname: str) -> tuple[str, str] | None:
