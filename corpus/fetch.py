@@ -43,8 +43,11 @@ def pinned(listing: Path) -> list[str]:
 
 def pip_command(filename: str, dest: Path, requirements: Path | None = None) -> list[str]:
     name, version, _, tags = parse_wheel_filename(filename)
+    # --ignore-requires-python: the file is pinned by name (and hash), whatever Python runs pip; without it a
+    # py3 wheel whose release requires 3.12 (mitmproxy_linux 0.12.15) or an abi3 one whose oldest Python tag
+    # predates its Requires-Python (polars 0.13.0: cp36-abi3, >=3.7) is "not found"
     command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q",
-               "--disable-pip-version-check", "-d", str(dest)]
+               "--disable-pip-version-check", "--ignore-requires-python", "-d", str(dest)]
     interpreters = sorted({t.interpreter for t in tags})
     versions = {i[2:] for i in interpreters if i[:2] in ("cp", "py") and i[2:].isdigit() and len(i) > 3}
     if versions:  # py3 / py2.py3 wheels need no interpreter version
