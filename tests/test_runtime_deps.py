@@ -296,6 +296,43 @@ def test_a_driver_listed_without_a_version_matches_every_release(build, tmp_path
     assert f.file == "pkg/lib/libnvidia-fatbinaryloader.so.390.87" and f.subject == "libnvidia-fatbinaryloader.so"
 
 
+def test_rocm_runtimes_are_shipped_like_cudart_not_drivers(build, tmp_path):
+    """ROCm's HIP and HSA runtimes are user-space libraries (PyTorch's ROCm wheels ship torch/lib/libamdhip64.so
+    and libhsa-runtime64.so.1), not the machine's driver: shipping them is no finding, and needing them unshipped
+    is an external library, as auditwheel says (flydsl 0.5.0 needs libamdhip64.so.7 from /opt/rocm)."""
+    for soname in ("libamdhip64.so", "libhsa-runtime64.so.1"):
+        shipped = egl_wheel(build, tmp_path / soname, f"pkg/lib/{soname}", soname)
+        w = one(shipped)
+        assert not by_rule(w, "driver-vendored") and w.passed
+        assert w.deserved_tag == auditwheel_show(shipped)["overall_tag"] != "linux_x86_64"
+    needs = build_wheel(tmp_path / "needs", "useegl", "1.0", TAG, {
+        member: data for member, data in _members(egl_wheel(build, tmp_path / "hip7", "pkg/lib/libamdhip64.so.7",
+                                                            "libamdhip64.so.7")).items()
+        if not member.startswith("pkg/lib/")})
+    w = one(needs)
+    (external,) = by_rule(w, "external-library")
+    assert external.subject == "libamdhip64.so.7" and not by_rule(w, "driver-needed")
+    assert set(auditwheel_show(needs)["external_libs"]) == {"libamdhip64.so.7"}
+
+
+def _members(wheel) -> dict[str, bytes]:
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as zf:
+        return {n: zf.read(n) for n in zf.namelist() if ".dist-info/" not in n}
+
+
+def test_nvidia_graphics_libraries_and_vulkan_icds_are_drivers(build, tmp_path):
+    """What CUPTI, SDL and ncnn try by name: NVIDIA's GLX/EGL vendor libraries, OptiX, glvnd's GLES 1 and the
+    Vulkan drivers of Mesa and Arm come from the machine (libnvidia-container mounts NVIDIA's from the host)."""
+    names = ("libEGL_nvidia.so.0", "libGLX_nvidia.so.0", "libnvoptix.so.1", "libGLESv1_CM.so.1",
+             "libvulkan_radeon.so", "libMaliVulkan.so.1", "libnvidia-glcore.so.590.44")
+    ext = build.compile_c(dlopen_candidates_source("gfx", names), "gfx.so", libs=("dl",))
+    w = one(build_wheel(tmp_path, "gfx", "1.0", TAG, {EXT.format("gfx"): ext}))
+    assert rows_of(w, EXT.format("gfx")) == {n: "driver" for n in names}
+    assert not by_rule(w, "dlopen-unguaranteed") and by_rule(w, "dlopen-driver")
+
+
 def test_the_usual_drivers_are_known():
     assert {"libcuda.so.1", "libnvidia-ml.so.1", "libOpenCL.so.1", "libvulkan.so.1"} <= system_drivers()
 
