@@ -203,6 +203,37 @@ def test_a_directory_named_like_a_required_family_is_only_a_guess(build, tmp_pat
     assert report.deserved_tag == auditwheel_show(wheel)["overall_tag"] == "linux_x86_64"
 
 
+def test_the_directory_named_like_the_library_is_the_one_named(build, tmp_path):
+    """tilelang's RUNPATH leads to tvm_ffi/lib and z3/lib; it requires apache-tvm-ffi (which installs
+    tvm_ffi/lib/libtvm_ffi.so) and z3-solver. libtvm_ffi.so is apache-tvm-ffi's, not z3-solver's; installed
+    together, the module loads it from there."""
+    lib = build.compile_c("int tvm_call(void) { return 7; }\n", "libtvm_ffi.so", flags=("-Wl,-soname,libtvm_ffi.so",))
+    ext = build.compile_c(extension_source("_tl", "    return tvm_call();", prelude="extern int tvm_call(void);\n"),
+                          "_tl.so", libs=(lib,),
+                          flags=("-Wl,-rpath,$ORIGIN/../tvm_ffi/lib:$ORIGIN/../z3/lib", "-Wl,--enable-new-dtags"))
+    tag = python_tag()
+    user = build_wheel(tmp_path / "user", "tl", "1.0", f"{tag}-{tag}-linux_x86_64", {
+        "tl/__init__.py": b"", f"tl/_tl{EXT_SUFFIX}": ext,
+        f"{dist_info('tl', '1.0')}/METADATA": _metadata("tl", ("apache-tvm-ffi>=0.1", "z3-solver>=4")),
+    })
+    report = audit_one(user)
+    (finding,) = by_rule(report, "external-library")
+    assert ("its RPATH leads to tvm_ffi/lib, named like apache-tvm-ffi (in Requires-Dist), which may install it "
+            "there") in finding.message
+    assert "z3" not in finding.message and "--exclude 'libtvm_ffi.so'" in finding.hint
+    assert report.deserved_tag == auditwheel_show(user)["overall_tag"] == "linux_x86_64"
+    provider = build_wheel(tmp_path / "provider", "apache_tvm_ffi", "1.0", "py3-none-manylinux_2_17_x86_64", {
+        "tvm_ffi/__init__.py": b"", "tvm_ffi/lib/libtvm_ffi.so": lib,
+        f"{dist_info('apache_tvm_ffi', '1.0')}/METADATA": _metadata("apache-tvm-ffi"),
+    })
+    python = make_venv(tmp_path / "venv")
+    for wheel in (provider, user):
+        proc = pip_install(python, wheel)
+        assert proc.returncode == 0, proc.stderr
+    proc = import_and_call(python, "tl._tl", tmp_path)
+    assert proc.returncode == 0 and proc.stdout.strip() == "7", proc.stderr
+
+
 @pytest.fixture(scope="module")
 def purelib(build, tmp_path_factory) -> Path:
     ext = build.compile_c(extension_source("_pure"), "_pure.so")

@@ -77,22 +77,33 @@ def foreign_directories(model: WheelModel, needer: ElfInfo, soname: str) -> Fore
     and that a distribution of its Requires-Dist is named like; None when there is none (build-tree
     leftovers such as Bazel's ``_solib_local`` name no distribution, and say nothing about the library)."""
     shipped_dirs = _shipped_directories(model.members, model.data_dir, model.root_is_purelib)
-    directories: list[str] = []
-    owners: list[str] = []
-    exact = True
+    found: list[tuple[str, tuple[str, ...]]] = []  # (directory, the requirements named like it)
     for entry in needer.rpath + needer.runpath:
         directory = rpath_directory(model, needer.path, entry)
         if directory is None or not directory.startswith("/sp/") or _ships_in(shipped_dirs, directory):
             continue
         named = _owners(directory[len("/sp/"):], installed_requirements(model.requires_dist))
         if named:
-            directories.append(directory[len("/sp/"):])
-            owners += named
-            exact = exact and canonicalize_name(directory[len("/sp/"):].split("/", 1)[0]) in named
-    if not directories:
+            found.append((directory[len("/sp/"):], named))
+    # the directory named like the library itself, when there is one (tilelang: libtvm_ffi.so in tvm_ffi/lib,
+    # libz3.so in z3/lib), not every directory of the RPATH
+    found = [f for f in found if _top(f[0]) == _library_stem(soname)] or found
+    if not found:
         return None
-    return ForeignDirectories(needer.path, soname, tuple(dict.fromkeys(directories)), tuple(dict.fromkeys(owners)),
-                              exact)
+    directories = tuple(dict.fromkeys(d for d, _ in found))
+    owners = tuple(dict.fromkeys(o for _, named in found for o in named))
+    return ForeignDirectories(needer.path, soname, directories, owners,
+                              all(_top(d) in named for d, named in found))
+
+
+def _top(directory: str) -> str:
+    return canonicalize_name(directory.split("/", 1)[0])
+
+
+def _library_stem(soname: str) -> str:
+    """libtvm_ffi.so -> tvm-ffi, libz3.so.4.15 -> z3: the project a library is usually named after."""
+    stem = soname.split(".so", 1)[0]
+    return canonicalize_name(stem[3:] if stem.startswith("lib") else stem)
 
 
 def _shipped_directories(members: tuple[str, ...], data_dir: str, root_is_purelib: bool) -> list[str]:
@@ -254,9 +265,10 @@ def _owners(directory: str, required: tuple[str, ...]) -> tuple[str, ...]:
     exact = [r for r in required if r == parts[0]]
     if exact:
         return tuple(exact)
-    family = [r for r in required if r.startswith(f"{parts[0]}-")]
+    # named with a prefix or a suffix: z3/lib for z3-solver, tvm_ffi/lib for apache-tvm-ffi
+    family = [r for r in required if r.startswith(f"{parts[0]}-") or r.endswith(f"-{parts[0]}")]
     if len(parts) > 1:
-        closer = [r for r in family if r[len(parts[0]) + 1:].startswith(parts[1])]
+        closer = [r for r in family if r.startswith(f"{parts[0]}-{parts[1]}")]
         if closer:
             return tuple(closer)
     return tuple(family)
