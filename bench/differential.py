@@ -58,6 +58,7 @@ REASONS = {
     "d17": "musl's loader answers libc.so, libm.so.6 and kin with itself",
     "d19": "a wheel claiming no platform carries several architectures: each tool judges another",
     "d21": "a NEEDED path with $ORIGIN names a file of the wheel (glibc opens it)",
+    "d22": "a plugin finds the wheel's own library already loaded (preloaded-library)",
 }
 
 
@@ -259,6 +260,8 @@ def _why_not_external(soname: str, show: dict, wc: WheelReport, shipped: set[str
         return [("d17", f"{soname}: musl's loader answers it with itself")]
     if show["external_libs"][soname]:
         return [("d1", f"{soname} found on this host at {show['external_libs'][soname]}")]
+    if any(f.rule == "preloaded-library" and f.subject == soname for f in wc.findings):
+        return [("d22", f"{soname}: a plugin finds the wheel's copy already loaded")]
     if soname in shipped:  # e.g. found through a loader's DT_RPATH, which auditwheel ignores
         return [("d7", f"{soname} is in the wheel and ld.so finds it")]
     if "$ORIGIN" in soname and soname.rsplit("/", 1)[-1] in shipped:

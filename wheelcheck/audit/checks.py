@@ -16,6 +16,7 @@ from wheelcheck.audit.cxxabi import check_cxx_abi
 from wheelcheck.audit.elf_in_purelib import check_layout
 from wheelcheck.audit.excluded_libraries import check_excluded
 from wheelcheck.audit.exposure import check_exposure
+from wheelcheck.audit.preloaded_libraries import check_preloaded
 from wheelcheck.audit.unsafe_loading import check_loading
 from wheelcheck.audit.runtime_deps import check_runtime_deps
 from wheelcheck.audit.findings import Finding
@@ -26,4 +27,4 @@ Check = Callable[[CheckContext], Iterable[Finding | Fact]]
 
 # The checks run on every audit, in order.
 CHECKS: tuple[Check, ...] = (check_cxx_abi, check_exposure, check_runtime_deps, check_loading, check_layout,
-                             check_excluded)
+                             check_excluded, check_preloaded)

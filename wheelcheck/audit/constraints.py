@@ -13,6 +13,7 @@ from fnmatch import fnmatch
 from functools import partial
 
 from wheelcheck.audit.library_reach import shipped_copies, why_missing
+from wheelcheck.audit.preloaded_libraries import loaded_first
 from wheelcheck.audit.runtime_deps import DriverNames, drivers_of
 from wheelcheck.elf.elf_info import ElfInfo, is_dynamic_loader
 from wheelcheck.policy.policy_model import Policy
@@ -180,12 +181,15 @@ def _external_libraries(
     seen: set[str] = set()
     by_path = {e.path: e for e in elves}
     copies = shipped_copies(elves)
+    needed_names = frozenset(n for e in elves for n in e.needed)
     while pending:
         path, soname = pending.pop(0)
         if LIBPYTHON.match(soname) or is_dynamic_loader(soname) or any(fnmatch(soname, p) for p in exclude):
             continue
         if soname in drivers:
             continue  # a system driver: the machine provides it, nothing may vendor it (driver-needed)
+        if loaded_first(model, by_path.get(path), soname, copies, needed_names) is not None:
+            continue  # a plugin finds the wheel's copy already loaded (preloaded-library)
 
         def allows(policy: Policy, soname=soname) -> bool:
             return policy.is_linux or policy.provides(soname, arch)

@@ -1,0 +1,117 @@
+"""A plugin that finds the wheel's own library only because it is loaded first (triton's shape), built with gcc.
+
+``hostpkg/_C/libhost.so`` is an extension module (PyInit_libhost) with SONAME libhost.so that exports
+``host_value``; ``hostpkg/plugins/libplug.so`` needs libhost.so and has no RUNPATH. No file of the wheel needs the
+plugin: the package opens it by path. Installed with pip, the plugin loads once ``hostpkg._C.libhost`` is
+imported, and not before; the audit warns (preloaded-library) and keeps the tag, where auditwheel calls
+libhost.so external (docs/differences.md 22). A program that needs libhost.so stays an external library.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.repair_scenario import python_tag
+from tests.fixtures.sources import extension_source
+from tests.fixtures.wheels import build_wheel
+from tests.helpers import audit_one, auditwheel_show, by_rule, make_venv, pip_install, repair_json
+
+HOST = extension_source("libhost", "    return host_value();",
+                        prelude="__attribute__((visibility(\"default\"))) long host_value(void) { return 21; }\n")
+PLUGIN = "extern long host_value(void);\nlong plug(void) { return 2 * host_value(); }\n"
+PROGRAM = "#include <stdio.h>\nextern long host_value(void);\nint main(void) { printf(\"%ld\\n\", host_value()); }\n"
+LOAD_PLUGIN = """
+import ctypes, importlib.util, os, sys
+plugin = os.path.join(os.path.dirname(importlib.util.find_spec('hostpkg').origin), 'plugins', 'libplug.so')
+if sys.argv[1] == 'import first':
+    import hostpkg._C.libhost
+try:
+    print(ctypes.CDLL(plugin).plug())
+except OSError as e:
+    print('OSError', e)
+"""
+
+
+@pytest.fixture(scope="module")
+def files(build):
+    host = build.compile_c(HOST, "libhost.so", flags=("-Wl,-soname,libhost.so",))
+    plugin = build.compile_c(PLUGIN, "libplug.so", libs=(host,), flags=("-Wl,-soname,libplug.so",))
+    program = build.compile_c(PROGRAM, "hosttool", shared=False, libs=(host,), flags=("-Wl,--allow-shlib-undefined",))
+    return host, plugin, program
+
+
+def _wheel(out: Path, files, with_program: bool = False) -> Path:
+    host, plugin, program = files
+    members = {"hostpkg/__init__.py": b"", "hostpkg/_C/__init__.py": b"", "hostpkg/_C/libhost.so": host.read_bytes(),
+               "hostpkg/plugins/libplug.so": plugin.read_bytes()}
+    if with_program:
+        members["hostpkg/bin/hosttool"] = program.read_bytes()
+    tag = python_tag()
+    return build_wheel(out, "hostpkg", "1.0", f"{tag}-{tag}-manylinux_2_17_x86_64", members)
+
+
+def test_a_plugin_of_a_loaded_extension_is_a_warning_not_an_external_library(files, tmp_path):
+    wheel = _wheel(tmp_path, files)
+    report = audit_one(wheel)
+    assert not by_rule(report, "external-library") and report.passed
+    (finding,) = by_rule(report, "preloaded-library")
+    assert finding.file == "hostpkg/plugins/libplug.so" and finding.severity == "warning"
+    assert "only once the wheel's hostpkg/_C/libhost.so is loaded (an extension module Python imports)" in finding.message
+    assert "$ORIGIN/../_C" in finding.hint
+    assert report.deserved_tag.startswith("manylinux_")
+    theirs = auditwheel_show(wheel)  # docs/differences.md 22: auditwheel calls it external
+    assert set(theirs["external_libs"]) == {"libhost.so"} and theirs["overall_tag"] == "linux_x86_64"
+
+
+def test_the_plugin_loads_once_the_extension_is_imported_and_not_before(files, tmp_path):
+    python = make_venv(tmp_path / "venv")
+    proc = pip_install(python, _wheel(tmp_path / "w", files))
+    assert proc.returncode == 0, proc.stderr
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "PYTHONPATH")}
+    run = [str(python), "-c", LOAD_PLUGIN]
+    first = subprocess.run(run + ["import first"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60)
+    assert first.stdout.strip() == "42", first.stdout + first.stderr
+    alone = subprocess.run(run + ["alone"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60)
+    assert "libhost.so: cannot open shared object file" in alone.stdout
+
+
+def test_a_program_that_needs_the_library_stays_external(files, tmp_path):
+    report = audit_one(_wheel(tmp_path, files, with_program=True))
+    (external,) = by_rule(report, "external-library")
+    assert external.file == "hostpkg/bin/hosttool" and external.subject == "libhost.so"
+    assert [f.file for f in by_rule(report, "preloaded-library")] == ["hostpkg/plugins/libplug.so"]
+    assert not report.passed
+
+
+def test_repair_makes_the_plugin_load_on_its_own(files, tmp_path):
+    wheel = _wheel(tmp_path / "in", files)
+    proc, _report = repair_json("-w", str(tmp_path / "out"), str(wheel))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (repaired,) = (tmp_path / "out").glob("*.whl")
+    with zipfile.ZipFile(repaired) as zf:
+        plugin = tmp_path / "libplug.so"
+        plugin.write_bytes(zf.read("hostpkg/plugins/libplug.so"))
+    runpath = subprocess.run(["readelf", "-d", str(plugin)], capture_output=True, text=True).stdout
+    assert "$ORIGIN/../_C" in runpath
+    assert not by_rule(audit_one(repaired), "preloaded-library")
+
+
+def test_libraries_installed_as_data_files_stay_external(files, tmp_path):
+    """tcmlib's shape: libtcm.so needs libhwloc.so.15 beside it in <prefix>/lib (.data/data/lib), no RUNPATH.
+    Other distributions' files find such libraries through their RPATH; nothing opens the copy first."""
+    host, plugin, _program = files
+    tag = python_tag()
+    wheel = build_wheel(tmp_path, "datalibs", "1.0", f"{tag}-{tag}-manylinux_2_17_x86_64", {
+        "datalibs/__init__.py": b"",
+        "datalibs-1.0.data/data/lib/libhost.so": host.read_bytes(),
+        "datalibs-1.0.data/data/lib/libplug.so": plugin.read_bytes(),
+    })
+    report = audit_one(wheel)
+    assert not by_rule(report, "preloaded-library")
+    (external,) = by_rule(report, "external-library")
+    assert external.file == "datalibs-1.0.data/data/lib/libplug.so" and not report.passed
+    assert report.deserved_tag == auditwheel_show(wheel)["overall_tag"] == "linux_x86_64"
