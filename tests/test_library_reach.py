@@ -441,3 +441,12 @@ def test_a_data_file_copy_reached_by_climbing_out_of_site_packages_says_where_it
     proc = subprocess.run([str(python), "-c", "import selfdata._self"], capture_output=True, text=True,
                           cwd=tmp_path, env={**_clean_env(), "PYTHONPATH": str(target)}, timeout=120)
     assert proc.returncode != 0 and "libalpha.so.1: cannot open shared object file" in proc.stderr
+
+
+def test_a_directory_is_named_like_a_requirement_by_prefix_or_suffix_but_not_a_generic_one():
+    from wheelcheck.audit.library_reach import _owners
+
+    assert _owners("tvm_ffi/lib", ("apache-tvm-ffi", "z3-solver")) == ("apache-tvm-ffi",)
+    assert _owners("z3/lib", ("apache-tvm-ffi", "z3-solver")) == ("z3-solver",)
+    assert _owners("core/lib", ("pydantic-core",)) == ()  # a generic name is no one's
+    assert _owners("lib", ("foo-lib",)) == ()

@@ -96,6 +96,9 @@ def foreign_directories(model: WheelModel, needer: ElfInfo, soname: str) -> Fore
                               all(_top(d) in named for d, named in found))
 
 
+_GENERIC_DIRECTORIES = frozenset({"lib", "lib64", "libs", "core", "bin", "share", "include", "data", "plugins"})
+
+
 def _top(directory: str) -> str:
     return canonicalize_name(directory.split("/", 1)[0])
 
@@ -199,7 +202,8 @@ def _entry_to_data_copy(model: WheelModel, needer: ElfInfo, shipped: str) -> tup
     there = posixpath.dirname(model.install_path(shipped))  # /data/lib
     if not there.startswith("/data"):
         return None
-    for tag, entries in (("RUNPATH", needer.runpath), ("RPATH", needer.rpath)):
+    # ld.so reads no DT_RPATH of a file with a DT_RUNPATH
+    for tag, entries in (("RUNPATH", needer.runpath),) if needer.runpath else (("RPATH", needer.rpath),):
         for entry in entries:
             directory = environment_directory(model, needer.path, entry)
             if directory is not None and "/data" + ("/" + directory if directory else "") == there:
@@ -265,8 +269,10 @@ def _owners(directory: str, required: tuple[str, ...]) -> tuple[str, ...]:
     exact = [r for r in required if r == parts[0]]
     if exact:
         return tuple(exact)
-    # named with a prefix or a suffix: z3/lib for z3-solver, tvm_ffi/lib for apache-tvm-ffi
-    family = [r for r in required if r.startswith(f"{parts[0]}-") or r.endswith(f"-{parts[0]}")]
+    # named with a prefix or a suffix: z3/lib for z3-solver, tvm_ffi/lib for apache-tvm-ffi (not a generic name such
+    # as lib or core, which pydantic-core or any *-lib would end with)
+    family = [r for r in required if r.startswith(f"{parts[0]}-")
+              or (r.endswith(f"-{parts[0]}") and parts[0] not in _GENERIC_DIRECTORIES)]
     if len(parts) > 1:
         closer = [r for r in family if r.startswith(f"{parts[0]}-{parts[1]}")]
         if closer:
