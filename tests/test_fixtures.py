@@ -6,6 +6,8 @@ import importlib.util
 import io
 import platform
 import stat
+import subprocess
+import sys
 import sysconfig
 import zipfile
 from pathlib import Path
@@ -241,3 +243,16 @@ def test_hostile_members(build, tmp_path):
         assert rows[wheels.EXT_NAME][2] == str(len(data))
         meta = "recordmismatch-0.1.dist-info/METADATA"
         assert rows[meta][1] == wheels.record_hash(zf.read(meta))
+
+
+def test_processes_building_the_same_fixture_at_once_all_succeed(tmp_path):
+    """Two fuzz campaigns started together build the same seed into one shared cache directory: each compiles into
+    files of its own and renames the result into place (one used to delete the other's source mid-build)."""
+    script = ("import sys; from pathlib import Path; from tests.fixtures.compile import compile_c; "
+              "compile_c('int same(void) { return 7; }\\n', Path(sys.argv[1]) / 'libsame.so')")
+    root = Path(__file__).resolve().parents[1]
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(tmp_path)], cwd=root, stderr=subprocess.PIPE, text=True)
+             for _ in range(6)]
+    errors = [p.communicate(timeout=120)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0] * 6, errors
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["libsame.so"]  # no source or partial output left
