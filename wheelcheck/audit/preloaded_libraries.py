@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from fnmatch import fnmatch
+from typing import NamedTuple
 
 from wheelcheck.audit.check_context import CheckContext
 from wheelcheck.audit.findings import Finding
@@ -32,13 +33,19 @@ from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.wheel.library_resolution import Resolution
 from wheelcheck.wheel.wheel_model import WheelModel
 
-__all__ = ["loaded_first", "check_preloaded"]
+__all__ = ["Preloaded", "loaded_first", "check_preloaded"]
+
+
+class Preloaded(NamedTuple):
+    copy: ElfInfo  # the wheel's copy of the library, which the needer finds only once it is loaded
+    loader: str  # the extension module whose import loads it (the copy itself, or one whose tree holds it)
+    entry: str | None  # the $ORIGIN entry that would reach the copy (what repair adds), None when none can
 
 
 def loaded_first(model: WheelModel, needer: ElfInfo | None, soname: str, copies: dict[str, list[ElfInfo]],
-                 resolution: Resolution, extensions: frozenset[str], libc: str) -> tuple[ElfInfo, str] | None:
-    """(the wheel's copy of ``soname`` that ``needer`` finds only where that copy is already loaded, the extension
-    module whose import loads it) when ``needer`` is opened by path (see the module's docstring); None otherwise.
+                 resolution: Resolution, extensions: frozenset[str], libc: str) -> Preloaded | None:
+    """The wheel's copy of ``soname`` that ``needer`` finds only where that copy is already loaded, when ``needer``
+    is opened by path (see the module's docstring); None otherwise.
 
     Opened by path: a load root (``resolution.roots``: no file of the wheel needs it) that is neither an extension
     module nor a program. The copy must be loaded by importing one of ``extensions`` (the paths of the wheel's
@@ -55,11 +62,11 @@ def loaded_first(model: WheelModel, needer: ElfInfo | None, soname: str, copies:
     if shipped is None or shipped.soname != soname:
         return None
     if libc != "musl" and shipped.path in extensions:
-        return shipped, shipped.path
+        return Preloaded(shipped, shipped.path, found.entry)
     if libc == "musl" and shipped.path in resolution.roots:
         return None  # opened by path itself (an extension, a library nothing needs): musl keeps no name to match
     loader = next((root for root in resolution.loaded_from.get(shipped.path, ()) if root in extensions), None)
-    return (shipped, loader) if loader is not None else None
+    return Preloaded(shipped, loader, found.entry) if loader is not None else None
 
 
 def check_preloaded(context: CheckContext) -> Iterator[Finding]:
@@ -75,16 +82,13 @@ def check_preloaded(context: CheckContext) -> Iterator[Finding]:
                              context.libc)
         if first is None:
             continue
-        shipped, loader = first
-        found = unreached(context.model, by_path[path], soname, copies)
-        reach = (f"add {found.entry} to its RUNPATH so that it loads on its own; `wheelcheck repair` adds it"
-                 if found is not None and found.entry else
-                 "ship it where the file's RUNPATH leads, so that it loads on its own")
-        why = ("an extension module Python imports" if loader == shipped.path else
-               f"a dependency of the extension module {loader}")
+        reach = (f"add {first.entry} to its RUNPATH so that it loads on its own; `wheelcheck repair` adds it"
+                 if first.entry else "ship it where the file's RUNPATH leads, so that it loads on its own")
+        why = ("an extension module Python imports" if first.loader == first.copy.path else
+               f"a dependency of the extension module {first.loader}")
         yield Finding(
             "preloaded-library", "warning", path,
-            f"needs {soname}, which it finds only once the wheel's {shipped.path} is loaded ({why}): its own "
+            f"needs {soname}, which it finds only once the wheel's {first.copy.path} is loaded ({why}): its own "
             f"search path does not reach that file, and no file of the wheel needs this one, so it is opened "
             f"by path, as a plugin", reach, subject=soname,
-            cause=f"needs {soname}, which it finds only once {shipped.path} is loaded")
+            cause=f"needs {soname}, which it finds only once {first.copy.path} is loaded")
