@@ -143,24 +143,30 @@ def test_repair_leaves_a_loaders_rpath_past_runpath_alone(rpath_past_runpath, tm
             assert out.read(name) == before.read(name)
 
 
+def _user_and_provider(build, root: Path, user: str, module: str, provider: str, libdir: str,
+                       rpath: str) -> tuple[Path, Path]:
+    """The wheel ``user`` with extension ``user/<module>`` (DT_RPATH ``rpath``) that needs libalpha.so.1 and requires
+    ``provider``, whose wheel installs libalpha.so.1 and libbeta.so.1 as ``<libdir>/...``."""
+    alpha, beta = build.alpha_beta()
+    provided = build_wheel(root, provider, "1.0", "py3-none-manylinux_2_17_x86_64", {
+        f"{provider}/__init__.py": b"",
+        f"{libdir}/libalpha.so.1": alpha,
+        f"{libdir}/libbeta.so.1": beta,
+        f"{dist_info(provider, '1.0')}/METADATA": _metadata(provider),
+    })
+    tag = python_tag()
+    using = build_wheel(root, user, "1.0", f"{tag}-{tag}-linux_x86_64", {
+        f"{user}/__init__.py": b"",
+        f"{user}/{module}{EXT_SUFFIX}": build.alpha_extension(module, alpha, rpath, new_dtags=False),
+        f"{dist_info(user, '1.0')}/METADATA": _metadata(user, (f"{provider}>=1.0",)),
+    })
+    return using, provided
+
+
 @pytest.fixture(scope="module")
 def plugin_and_host(build, tmp_path_factory) -> tuple[Path, Path]:
-    alpha, beta = build.alpha_beta()
-    root = tmp_path_factory.mktemp("foreign")
-    tag = python_tag()
-    host = build_wheel(root, "hostdist", "1.0", "py3-none-manylinux_2_17_x86_64", {
-        "hostdist/__init__.py": b"",
-        "hostdist/lib/libalpha.so.1": alpha,
-        "hostdist/lib/libbeta.so.1": beta,
-        f"{dist_info('hostdist', '1.0')}/METADATA": _metadata("hostdist"),
-    })
-    ext = build.alpha_extension("_plug", alpha, "$ORIGIN/../hostdist/lib", new_dtags=False)
-    plugin = build_wheel(root, "plugin", "1.0", f"{tag}-{tag}-linux_x86_64", {
-        "plugin/__init__.py": b"",
-        f"plugin/_plug{EXT_SUFFIX}": ext,
-        f"{dist_info('plugin', '1.0')}/METADATA": _metadata("plugin", ("hostdist>=1.0",)),
-    })
-    return plugin, host
+    return _user_and_provider(build, tmp_path_factory.mktemp("foreign"), "plugin", "_plug", "hostdist",
+                              "hostdist/lib", "$ORIGIN/../hostdist/lib")
 
 
 def test_foreign_library_names_the_distribution_and_the_exclude(plugin_and_host):
@@ -326,22 +332,8 @@ def user_and_data_provider(build, tmp_path_factory) -> tuple[Path, Path]:
     """mkl_fft's shape: ``userdist/_user`` has RPATH ``$ORIGIN/../../..`` (site-packages is
     <prefix>/lib/pythonX.Y/site-packages, so that is <prefix>/lib) and requires ``datadist``, whose wheel installs
     libalpha.so.1 there as a data file (mkl installs libmkl_rt.so.3 so)."""
-    alpha, beta = build.alpha_beta()
-    root = tmp_path_factory.mktemp("prefix")
-    tag = python_tag()
-    provider = build_wheel(root, "datadist", "1.0", "py3-none-manylinux_2_17_x86_64", {
-        "datadist/__init__.py": b"",
-        "datadist-1.0.data/data/lib/libalpha.so.1": alpha,
-        "datadist-1.0.data/data/lib/libbeta.so.1": beta,
-        f"{dist_info('datadist', '1.0')}/METADATA": _metadata("datadist"),
-    })
-    ext = build.alpha_extension("_user", alpha, "$ORIGIN/../../..", new_dtags=False)
-    user = build_wheel(root, "userdist", "1.0", f"{tag}-{tag}-linux_x86_64", {
-        "userdist/__init__.py": b"",
-        f"userdist/_user{EXT_SUFFIX}": ext,
-        f"{dist_info('userdist', '1.0')}/METADATA": _metadata("userdist", ("datadist>=1.0",)),
-    })
-    return user, provider
+    return _user_and_provider(build, tmp_path_factory.mktemp("prefix"), "userdist", "_user", "datadist",
+                              "datadist-1.0.data/data/lib", "$ORIGIN/../../..")
 
 
 def test_an_rpath_into_the_environment_names_what_may_install_there(user_and_data_provider, build, tmp_path):
