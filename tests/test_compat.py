@@ -16,6 +16,7 @@ import json
 import re
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -233,6 +234,27 @@ def test_rpath_into_a_tree_nobody_installs_will_fail(gpu, tmp_path):
     # declared but not given: cannot tell
     code, report = compat_json(gpu["declared"])
     assert code == 2 and "fake-runtime>=12" in pair_of(report, "gpu_plugin")["reason"]
+
+
+def test_a_library_that_is_also_a_program_is_a_library(build, gpu, tmp_path):
+    """libQt6Core.so.6 has a program interpreter and an entry point (it prints its version when run), and a
+    SONAME: plugins load it as any library. The runtime built so: compat finds it through the RPATH as before,
+    and the plugin imports (it was "missing", a false will-fail, while compat took every file with an
+    interpreter for a program)."""
+    runtime = runtime_wheel(build, tmp_path / "rt", runnable=True)
+    with zipfile.ZipFile(runtime) as zf:
+        lib = tmp_path / "libfakert.so.12"
+        lib.write_bytes(zf.read("fake_runtime/lib/libfakert.so.12"))
+    lib.chmod(0o755)
+    assert subprocess.run([str(lib)], capture_output=True, text=True).stdout == "fake runtime 12\n"
+    code, report = compat_json(gpu["declared"], runtime)
+    pair = pair_of(report, "gpu_plugin")
+    assert (code, pair["verdict"]) == (0, "loads"), pair
+    (link,) = pair["files"][0]["links"]
+    assert (link["distribution"], link["file"]) == ("fake-runtime", "fake_runtime/lib/libfakert.so.12")
+    python = make_venv(tmp_path / "v")
+    install_all(python, gpu["declared"], runtime)
+    assert import_in(python, "gpu_plugin").stdout.split() == ["12"]
 
 
 def test_missing_symbol_version_is_reported_as_ld_so_does(gpu, tmp_path):

@@ -10,6 +10,7 @@ from elftools.elf.dynamic import DynamicSection
 from elftools.elf.elffile import ELFFile
 from elftools.elf.gnuversions import GNUVerNeedSection
 
+from tests.fixtures.compat_wheels import RUNNABLE_SRC, RUNTIME_SRC
 from tests.fixtures.compile import ELF_MACHINES, ZIG_TARGETS
 from tests.fixtures.sources import LIBC_USER_SRC, math_extension_source
 from wheelcheck.elf import summarize
@@ -130,6 +131,20 @@ def test_isa_level_from_gnu_property(build):
     assert summarize(lib.read_bytes(), "libv3.so").isa_level == 3
     plain = build.compile_c("int f(int x) { return x * 3; }\n", "libplain.so")
     assert summarize(plain.read_bytes(), "libplain.so").isa_level is None
+
+
+def test_a_program_is_told_from_a_library_that_names_an_interpreter(build):
+    """A PIE program and a runnable library (libQt6Core.so.6's shape: an interpreter, an entry point and a
+    SONAME) are both ET_DYN with PT_INTERP; only the one without a SONAME is a program."""
+    program = build.compile_c("int main(void) { return 0; }\n", "prog", shared=False, flags=("-pie", "-fPIE"))
+    runnable = build.compile_c(RUNTIME_SRC + RUNNABLE_SRC, "librun.so.1", flags=("-Wl,-soname,librun.so.1",
+                                                                                "-Wl,-e,rt_main"))
+    plain = build.compile_c(RUNTIME_SRC, "libplain.so.1", flags=("-Wl,-soname,libplain.so.1",))
+    elves = {path.name: summarize(path.read_bytes(), path.name) for path in (program, runnable, plain)}
+    assert [(e.elf_type, e.interpreter is not None) for e in elves.values()] == [("ET_DYN", True)] * 2 + [
+        ("ET_DYN", False)]
+    assert {name: e.is_program for name, e in elves.items()} == {"prog": True, "librun.so.1": False,
+                                                                 "libplain.so.1": False}
 
 
 def test_truncated_and_garbage(build):

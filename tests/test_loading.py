@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from tests.fixtures.compat_wheels import RUNNABLE_SRC, RUNTIME_SRC
 from tests.fixtures.hygiene_sources import TEXTREL_SRC
 from tests.fixtures.sources import extension_source
 from tests.fixtures.vendoring import patchelf
@@ -46,6 +47,21 @@ def test_executable_stack_is_a_warning_on_musl(build, tmp_path):
     (f,) = by_rule(w, "executable-stack")
     assert w.libc == "musl" and f.severity == "warning" and f.file == name and w.passed
     assert "musl" in f.explanation and "2.41" in f.explanation
+
+
+def test_a_runnable_library_s_executable_stack_is_a_library_s(build, tmp_path):
+    """A library that names an interpreter and prints its version when run (libQt6Core.so.6's shape) is dlopened
+    like any library, so glibc 2.41 refuses its executable stack: an error. A program's is a warning."""
+    flags = ("-Wl,-z,execstack", "-Wl,-e,rt_main")
+    runnable = build.compile_c(RUNTIME_SRC + RUNNABLE_SRC, "librun.so.1", flags=("-Wl,-soname,librun.so.1", *flags))
+    program = build.compile_c("int main(void) { return 0; }\n", "stacky-tool", shared=False,
+                              flags=("-pie", "-fPIE", "-Wl,-z,execstack"))
+    assert "RWE" in next(line for line in readelf("-l", runnable).splitlines() if "GNU_STACK" in line)
+    assert "INTERP" in readelf("-l", runnable)
+    w = one(build_wheel(tmp_path, "stacky", "1.0", TAG, {
+        "pkg/lib/librun.so.1": runnable, "stacky-1.0.data/scripts/stacky-tool": program}))
+    assert {f.file: f.severity for f in by_rule(w, "executable-stack")} == {
+        "pkg/lib/librun.so.1": "error", "stacky-1.0.data/scripts/stacky-tool": "warning"}
 
 
 def test_default_build_has_no_loading_findings(build, tmp_path):

@@ -18,6 +18,7 @@ import pytest
 from tests.fixtures.repair_scenario import python_tag
 from tests.fixtures.sources import extension_source
 from tests.fixtures.wheels import build_wheel
+from tests.test_compat import compat_json, pair_of
 from tests.helpers import audit_one, auditwheel_show, by_rule, make_venv, pip_install, repair_json
 
 HOST = extension_source("libhost", "    return host_value();",
@@ -155,21 +156,57 @@ def test_a_ctypes_library_loaded_by_another_root_is_no_proof(build, files, tmp_p
     assert report.deserved_tag == auditwheel_show(wheel)["overall_tag"] == "linux_x86_64"
 
 
-def test_musl_does_not_match_a_library_opened_by_path(build, tmp_path):
-    """musl gives a library opened by path (as Python opens extension modules) no short name, so a plugin's NEEDED
-    libhost.so does not match the imported extension: on musl triton's shape is an external library."""
+@pytest.fixture(scope="module")
+def musl_files(build):
     target = "x86_64-linux-musl"
     host = build.compile_c(extension_source("libhost", "    return host_value();", python_h=False,
                                             prelude="long host_value(void) { return 21; }\n"),
                            "musl/libhost.so", target=target, flags=("-Wl,-soname,libhost.so",))
     plugin = build.compile_c(PLUGIN, "musl/libplug.so", target=target, libs=(host,), flags=("-Wl,-soname,libplug.so",))
+    user = build.compile_c(extension_source("_ext", "    return 2 * host_value();", python_h=False,
+                                            prelude="extern long host_value(void);\n"),
+                           "musl/_ext.so", target=target, libs=(host,))
+    return host, plugin, user
+
+
+def _musl_wheel(out: Path, musl_files) -> Path:
+    host, plugin, _user = musl_files
     tag = python_tag()
-    wheel = build_wheel(tmp_path, "mhost", "1.0", f"{tag}-{tag}-musllinux_1_2_x86_64", {
+    return build_wheel(out, "mhost", "1.0", f"{tag}-{tag}-musllinux_1_2_x86_64", {
         "mhost/__init__.py": b"", "mhost/_C/__init__.py": b"", "mhost/_C/libhost.so": host.read_bytes(),
         "mhost/plugins/libplug.so": plugin.read_bytes(),
     })
-    report = audit_one(wheel)
+
+
+def test_musl_does_not_match_a_library_opened_by_path(musl_files, tmp_path):
+    """musl gives a library opened by path (as Python opens extension modules) no short name, so a plugin's NEEDED
+    libhost.so does not match the imported extension: on musl triton's shape is an external library."""
+    report = audit_one(_musl_wheel(tmp_path, musl_files))
     assert report.libc == "musl" and not by_rule(report, "preloaded-library")
     assert next(f for f in report.files if f.path == "mhost/_C/libhost.so").is_extension  # triton's shape indeed
     (external,) = by_rule(report, "external-library")
     assert external.file == "mhost/plugins/libplug.so" and not report.passed
+
+
+def test_compat_agrees_with_the_audit(files, musl_files, tmp_path):
+    """compat loads the plugin as the audit judges it: after importing its own package (glibc: it loads), and on
+    musl not through the extension module, which musl opened by path (cannot tell, as for any unreached copy)."""
+    code, report = compat_json(str(_wheel(tmp_path / "glibc", files)))
+    assert code == 0 and report["pairs"] == [], report
+    code, report = compat_json(str(_musl_wheel(tmp_path / "musl", musl_files)))
+    (finding,) = pair_of(report, "mhost")["findings"]
+    assert (code, finding["rule"], finding["file"]) == (2, "compat-unreached-library", "mhost/plugins/libplug.so")
+
+
+def test_compat_on_musl_another_distribution_s_extension_module_is_not_matched_by_name(musl_files, tmp_path):
+    """The same across distributions: ``plug`` requires ``mhost`` and its extension module needs libhost.so, mhost's
+    extension module, without an RPATH to it. glibc matches the NEEDED name to the SONAME of the module imported
+    first (how torch's extensions find libc10.so); musl does not, so compat cannot tell where glibc loads."""
+    _host, _plugin, user = musl_files
+    tag = python_tag()
+    plug = build_wheel(tmp_path, "plug", "1.0", f"{tag}-{tag}-musllinux_1_2_x86_64", {
+        "plug/__init__.py": b"", "plug/_ext.so": user.read_bytes(),
+        "plug-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: plug\nVersion: 1.0\nRequires-Dist: mhost\n"})
+    code, report = compat_json(str(_musl_wheel(tmp_path, musl_files)), str(plug))
+    (finding,) = [f for f in pair_of(report, "plug")["findings"] if f["rule"] == "compat-unreached-library"]
+    assert finding["library"] == "libhost.so" and code == 2

@@ -139,7 +139,7 @@ def check_exposure(ctx: CheckContext) -> Iterator[Finding | Fact]:
         yield from _extension_findings(elf, exp, settings, linked_by.get(elf.path, 0))
         yield from _family_findings(elf, exp, settings, table)
         own_unique = tuple(n for n in exp.unique if not n.startswith(_LIBSTDCXX_UNIQUE))
-        if own_unique and not _is_program(elf):  # a program is never unloaded, nor loaded beside a second copy
+        if own_unique and not elf.is_program:  # a program is never unloaded, nor loaded beside a second copy
             yield Finding(
                 "gnu-unique-symbols", "warning", elf.path,
                 f"exports {len(own_unique)} STB_GNU_UNIQUE symbol{'s' if len(own_unique) != 1 else ''}",
@@ -187,7 +187,9 @@ def _family_findings(elf: ElfInfo, exp: Exposure, settings: ExposureSettings, ta
         if not fam.report or severity == "off" or owns_or_loads(fam, elf.path, elf.soname, elf.needed) \
                 or settings.allowed(elf.path, fid):
             continue
-        if severity == "warning" and _is_program(elf):
+        # no Python process loads a program: its exports meet only the plugins it loads itself (clang-tidy
+        # exports its LLVM for them on purpose)
+        if severity == "warning" and elf.is_program:
             severity = "info"
         yield Finding(
             "leaked-library-symbols", severity, elf.path,
@@ -195,12 +197,6 @@ def _family_findings(elf: ElfInfo, exp: Exposure, settings: ExposureSettings, ta
             "hide it: -Wl,--exclude-libs,ALL (or a version script) when linking",
             symbols=exp.examples[fid], count=count, cause=f"exports {fam.title} symbols", subject=fam.title,
             explanation=f"A statically linked copy that other code in the process will bind to. {fam.note}")
-
-
-def _is_program(elf: ElfInfo) -> bool:
-    """An executable (an interpreter, no SONAME, no module init): no Python process loads it, so its exports
-    meet only the plugins it loads itself (clang-tidy exports its LLVM for them on purpose)."""
-    return elf.interpreter is not None and elf.soname is None and not elf.is_extension
 
 
 def _names(symbols, most: int = 3) -> str:

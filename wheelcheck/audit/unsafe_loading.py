@@ -58,7 +58,7 @@ def _stack(elf: ElfInfo, musl: bool) -> Iterator[Finding]:
     if not elf.gnu_stack and elf.arch in NOEXEC_STACK_BY_DEFAULT:
         return
     why = "PT_GNU_STACK asks for an executable stack" if elf.gnu_stack else "it has no PT_GNU_STACK header"
-    library = elf.elf_type == "ET_DYN" and elf.interpreter is None
+    library = elf.elf_type == "ET_DYN" and not elf.is_program
     if library and musl:
         yield Finding(
             "executable-stack", "warning", elf.path, f"asks for an executable stack ({why})",

@@ -114,7 +114,8 @@ def _judge(run: _Run, subject: Distribution, named: bool) -> PairResult | None:
     closure = declared_closure(subject, run.given, run.environment)
     preloaded = {name: p for name, p in run.preloaded.items() if p.dist is not subject}
     trusted = frozenset(id(d) for key, d in run.given.items() if key in closure)
-    trees = [load(root, run.layout, preloaded, run.system, trusted) for root in roots_of(run.layout, subject)]
+    trees = [load(root, run.layout, run.preloaded if _plugin(root) else preloaded, run.system, trusted)
+             for root in roots_of(run.layout, subject)]
     if not trees and not named:
         return None
     findings: list[CompatFinding] = []
@@ -187,6 +188,14 @@ def _judge(run: _Run, subject: Distribution, named: bool) -> PairResult | None:
     return PairResult(_dist(subject), [_dist(d) for d in hosts.values() if d is not subject], verdict, reason,
                       [{"line": p.line, "name": p.name, "given": p.given, "satisfied": p.satisfied,
                         "extra": p.extra} for p in pins], findings, files, cxx)
+
+
+def _plugin(root: Placed) -> bool:
+    """A library in site-packages that nothing needs and that is no extension module or program: the package
+    opens it by path once imported, so what importing the package itself loaded is in the process then (the
+    audit's preloaded-library: triton's plugins find its extension module libtriton.so this way). An extension
+    module is imported on its own, in an order nothing says, so it gets only what importing the others loads."""
+    return not root.elf.is_extension and root.path.startswith("/sp/")  # Layout holds no programs
 
 
 def _link_dict(link) -> dict:

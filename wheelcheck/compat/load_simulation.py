@@ -59,15 +59,24 @@ def roots_of(layout: Layout, dist: Distribution) -> list[Placed]:
 
 
 def preload(layout: Layout, dists: Sequence[Distribution], system: Container[str]) -> dict[str, Placed]:
-    """SONAME -> file, for what importing ``dists`` (dependencies first) loads: their extension modules'
-    NEEDED trees."""
+    """Name -> file, for what importing ``dists`` (dependencies first) loads: their extension modules'
+    NEEDED trees, by the names a later DT_NEEDED can match.
+
+    Python opens an extension module by path, so glibc knows it by its SONAME alone (by no name when it has
+    none), and musl not at all: musl matches a NEEDED name only to the name it searched a library by."""
     loaded: dict[str, Placed] = {}
     for dist in dists:
         for root in layout.files_of(dist):
             if root.elf.is_extension:
+                musl = (libc_linked(root.elf) or ("musl" if dist.musl else "glibc")) == "musl"
                 tree = load(root, layout, loaded, system)
-                for p in tree.order:
-                    loaded.setdefault(p.name, p)
+                if root.elf.soname and not musl:
+                    loaded.setdefault(root.elf.soname, root)
+                for link in tree.links:
+                    if link.found is not None and link.found is not root:
+                        loaded.setdefault(link.name, link.found)
+                        if not musl:
+                            loaded.setdefault(link.found.name, link.found)
     return loaded
 
 

@@ -39,6 +39,12 @@ class Distribution:
         return f"{self.name} {self.version}"
 
     @cached_property
+    def musl(self) -> bool:
+        """Tagged musllinux: its files load with musl even where they name no libc (a library that calls
+        nothing of libc needs none)."""
+        return any(tag.platform.startswith("musllinux") for tag in self.tags)
+
+    @cached_property
     def required(self) -> frozenset[str]:
         """Canonical names of every distribution it declares, under any extra or marker: a dependency
         declared in any form is one it may expect symbols from."""
@@ -46,6 +52,7 @@ class Distribution:
         return frozenset(name for name in names if name)  # a malformed line declares nothing we can match
 
     def loadable(self, arch: str | None = None) -> list[ElfInfo]:
-        """The ELF files a process can load: shared objects (no program interpreter), of ``arch`` if given."""
-        return [e for e in self.elves if e.elf_type == "ET_DYN" and e.interpreter is None
+        """The ELF files a process can load: shared objects that are not programs (libQt6Core.so.6 names an
+        interpreter and is a library), of ``arch`` if given."""
+        return [e for e in self.elves if e.elf_type == "ET_DYN" and not e.is_program
                 and (arch is None or e.arch == arch)]

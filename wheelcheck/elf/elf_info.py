@@ -223,6 +223,12 @@ class ElfInfo:
     def is_extension(self) -> bool:
         return self.python_init is not None
 
+    @property
+    def is_program(self) -> bool:
+        """A program: it names an interpreter, and has no SONAME or module init. A library may name one too and
+        still be loaded as a library (glibc's libc.so.6, Qt's libQt6Core.so.6 print their version when run)."""
+        return self.interpreter is not None and self.soname is None and not self.is_extension
+
     def exports(self) -> list[Symbol]:
         return [s for s in self.symbols if s.is_export]
 
