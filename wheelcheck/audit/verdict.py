@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from fnmatch import fnmatch
 from typing import Any
 
 from wheelcheck.audit.audit_options import AuditOptions
@@ -92,7 +93,7 @@ def assess(model: WheelModel, options: AuditOptions) -> Judgement:
             else:
                 report.findings.extend(_apply_rule_settings(item, context.policy.rules))
     report.cxx_abi = facts.get(None, {}).get("cxx_abi")
-    report.versioned_symbols = _versioned_symbols(elves, options, resolution)
+    report.versioned_symbols = _versioned_symbols(elves, options, resolution, policies, arch)
     report.external_libs = sorted({c.key[0] for c in constraints
                                    if c.rule == "external-library" and not c.allows(policies[0])})
     report.files = [_file_report(e, facts.get(e.path, {})) for e in elves]
@@ -257,22 +258,30 @@ def _platform_elves(model: WheelModel, arch: str, libc: str, report: WheelReport
     return out
 
 
-def _versioned_symbols(elves: list[ElfInfo], options: AuditOptions, resolution) -> dict[str, list[str]]:
+def _versioned_symbols(elves: list[ElfInfo], options: AuditOptions, resolution, policies: list[Policy],
+                       arch: str) -> dict[str, list[str]]:
     merged: dict[str, set[str]] = {}
-    sources = list(elves) + [options.external[s] for s in _external_found(options, resolution)]
+    sources = list(elves) + [options.external[s] for s in _external_found(options, resolution, policies, arch)]
     for elf in sources:
         for lib, versions in elf.versioned_symbols().items():
             merged.setdefault(lib, set()).update(versions)
     return {lib: sorted(v) for lib, v in sorted(merged.items())}
 
 
-def _external_found(options: AuditOptions, resolution) -> list[str]:
-    wanted = sorted({s for _, s in resolution.unresolved} & set(options.external))
+def _external_found(options: AuditOptions, resolution, policies: list[Policy], arch: str) -> list[str]:
+    """The libraries found on --lib-path that repair would graft: what the wheel needs from outside, and their
+    own needs, short of what the system provides (libstdc++.so.6 beside libsnappy.so.1), as the constraints
+    follow them and auditwheel lists their symbol versions."""
+    def grafted(soname: str) -> bool:
+        return soname in options.external and not is_dynamic_loader(soname) and not LIBPYTHON.match(soname) \
+            and not any(p.provides(soname, arch) for p in policies) \
+            and not any(fnmatch(soname, pattern) for pattern in options.exclude)
+
+    wanted = sorted(s for s in {s for _, s in resolution.unresolved} if grafted(s))
     seen = set(wanted)
     for soname in wanted:
         for dep in options.external[soname].needed:
-            if dep in options.external and dep not in seen and not is_dynamic_loader(dep) \
-                    and not LIBPYTHON.match(dep):
+            if dep not in seen and grafted(dep):
                 seen.add(dep)
                 wanted.append(dep)
     return wanted
