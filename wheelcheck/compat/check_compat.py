@@ -112,10 +112,13 @@ def _dist(d: Distribution) -> dict[str, str]:
 def _judge(run: _Run, subject: Distribution, named: bool) -> PairResult | None:
     declared = declared_requirements(subject, run.environment)
     closure = declared_closure(subject, run.given, run.environment)
-    preloaded = {name: p for name, p in run.preloaded.items() if p.dist is not subject}
+    by_others = {name: p for name, p in run.preloaded.items() if p.dist is not subject}
+
+    def preloaded(root: Placed) -> dict[str, Placed]:
+        return run.preloaded if _plugin(root) else by_others
+
     trusted = frozenset(id(d) for key, d in run.given.items() if key in closure)
-    trees = [load(root, run.layout, run.preloaded if _plugin(root) else preloaded, run.system, trusted)
-             for root in roots_of(run.layout, subject)]
+    trees = [load(root, run.layout, preloaded(root), run.system, trusted) for root in roots_of(run.layout, subject)]
     if not trees and not named:
         return None
     findings: list[CompatFinding] = []
@@ -127,7 +130,7 @@ def _judge(run: _Run, subject: Distribution, named: bool) -> PairResult | None:
     reaches = False
     for tree in trees:
         links = []
-        for link in tree.links + dlopen_links(tree, run.layout, preloaded, run.system):
+        for link in tree.links + dlopen_links(tree, run.layout, preloaded(tree.root), run.system):
             if link.how == "system" or (link.how == "own" and not link.dlopen):
                 continue
             if link.how in ("missing", "unreached") and link.dlopen:
