@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+from pathlib import Path
 
 from tests.fixtures.sources import extension_source
 from tests.fixtures.wheels import build_wheel
-from tests.helpers import repair_json
+from tests.helpers import make_venv, pip_install, repair_json
+from wheelcheck.symbols.sonames import hashed_stem, unhashed
 from wheelcheck.elf import summarize
 from wheelcheck.wheel.wheel_reader import WheelReader
 
@@ -72,3 +75,34 @@ def test_rerun_and_reproducible(build, tmp_path):
     rerun, report2 = repair_json("--hide-symbols", "-w", tmp_path / "three", output)
     assert rerun.returncode == 0, rerun.stderr
     assert open(report2["wheels"][0]["output"], "rb").read() == twice.read_bytes()
+
+
+def test_two_wheels_hiding_the_same_library_load_together(build, tmp_path):
+    """From the repair sweep (lxml + xmlsec, pycurl + psycopg2, netCDF4 + h5py): two wheels vendor one build of
+    libfoo.so.1, pkga using foo_a and pkgb foo_b. Hiding edits each copy for what its own wheel imports; had both
+    kept the name made from the original's hash, ld.so would load one file for that SONAME and the second wheel's
+    import would fail ("undefined symbol: wc…_foo_b"). Each edited copy is named after its edit too, so both load,
+    in either order; the original's hash stays first in both names."""
+    lib_dir = tmp_path / "build"
+    lib_dir.mkdir()
+    lib = build.compile_c("int foo_a(void) { return 1; }\nint foo_b(void) { return 2; }\n", "libfoo.so.1",
+                          flags=("-Wl,-soname,libfoo.so.1",))
+    shutil.copy(lib, lib_dir / "libfoo.so.1")
+    names = {}
+    python = make_venv(tmp_path / "venv")
+    for pkg, symbol in (("pkga", "foo_a"), ("pkgb", "foo_b")):
+        ext = build.compile_c(extension_source("_ext", f"    return {symbol}();", prelude=f"extern int {symbol}(void);\n"),
+                              f"{pkg}_ext.so", libs=(lib,))
+        wheel = build_wheel(tmp_path / "dist", pkg, "1.0", "cp311-cp311-linux_x86_64",
+                            {f"{pkg}/__init__.py": b"", f"{pkg}/_ext.cpython-311-x86_64-linux-gnu.so": ext})
+        proc, report = repair_json("--hide-symbols", "--lib-path", lib_dir, "-w", tmp_path / "out", wheel)
+        assert proc.returncode == 0, proc.stderr
+        (grafted,) = [p for p in _elves(report["wheels"][0]["output"]) if p.startswith(f"{pkg}.libs/")]
+        names[pkg] = grafted.split("/")[1]
+        assert pip_install(python, Path(report["wheels"][0]["output"])).returncode == 0
+    assert names["pkga"] != names["pkgb"] and unhashed(names["pkga"]) == unhashed(names["pkgb"]) == "libfoo.so.1"
+    assert hashed_stem(names["pkga"]) == hashed_stem(names["pkgb"])  # one original build
+    for order in (("pkga", "pkgb"), ("pkgb", "pkga")):
+        script = "; ".join(f"import {p}._ext as {p}" for p in order) + f"; print({order[0]}.call(), {order[1]}.call())"
+        run = subprocess.run([str(python), "-c", script], capture_output=True, text=True, timeout=60)
+        assert run.stdout.split() == (["1", "2"] if order[0] == "pkga" else ["2", "1"]), run.stderr

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import posixpath
 from collections import deque
-from collections.abc import Container, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Container, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatch
 
 from wheelcheck.wheel.wheel_model import WheelModel
@@ -35,7 +35,7 @@ from wheelcheck.host.host_library_search import HostLibrary, Located
 from wheelcheck.policy.policy_model import Policy
 from wheelcheck.symbols.sonames import hashed_name
 
-__all__ = ["Graft", "MemberEdit", "RepairPlan", "make_plan", "never_grafted", "launcher"]
+__all__ = ["Graft", "MemberEdit", "RepairPlan", "make_plan", "never_grafted", "launcher", "with_graft_names"]
 
 
 @dataclass(frozen=True)
@@ -141,6 +141,23 @@ def make_plan(
              if (edit := _edit(model, elf, resolution, renames, libs_dir, dist, copies)) is not None]
     return RepairPlan(policy=policy, libs_dir=libs_dir, grafts=grafts, edits=tuple(edits), renames=renames,
                       kept=tuple(sorted(kept.items())), missing=tuple(sorted(missing.items())))
+
+
+def with_graft_names(plan: RepairPlan, names: Mapping[str, str]) -> RepairPlan:
+    """``plan`` with grafted libraries renamed (their name -> new name): the member, the SONAME, and every
+    DT_NEEDED that named them. Libraries an earlier repair put in the wheel keep their names."""
+    def new(name: str) -> str:
+        return names.get(name, name)
+
+    def patched(patch: ElfPatch) -> ElfPatch:
+        return replace(patch, soname=patch.soname and new(patch.soname),
+                       replace_needed=tuple((old, new(name)) for old, name in patch.replace_needed))
+
+    grafts = tuple(g if g.in_wheel else replace(g, member=f"{plan.libs_dir}/{new(g.new_name)}",
+                                                new_name=new(g.new_name), patch=patched(g.patch))
+                   for g in plan.grafts)
+    edits = tuple(replace(e, patch=patched(e.patch)) for e in plan.edits)
+    return replace(plan, grafts=grafts, edits=edits, renames={s: new(n) for s, n in plan.renames.items()})
 
 
 def _closure(located: Located, graftable, exclude: tuple[str, ...], kept: dict[str, str]):

@@ -15,6 +15,7 @@ judgement meets the target.
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import tempfile
 from dataclasses import replace
@@ -32,7 +33,7 @@ from wheelcheck.host.host_library_search import Located, locate_libraries, typic
 from wheelcheck.host.search_paths import host_search_path
 from wheelcheck.policy.policy_model import LINUX, Policy
 from wheelcheck.repair.graft_apply import apply_plan, repaired_model
-from wheelcheck.repair.graft_plan import RepairPlan, make_plan, never_grafted
+from wheelcheck.repair.graft_plan import RepairPlan, make_plan, never_grafted, with_graft_names
 from wheelcheck.repair.hide_apply import Hidden, hide_symbols
 from wheelcheck.repair.predict_model import predict
 from wheelcheck.repair.repair_options import RepairOptions
@@ -44,6 +45,7 @@ from wheelcheck.wheel.scanner import Progress, scan_reader
 from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.wheel.wheel_reader import WheelReader
 from wheelcheck.sbom.wheel_sbom import repaired_wheel_sbom, sbom_member
+from wheelcheck.symbols.sonames import hashed_name
 from wheelcheck.wheel.wheel_rebuild import Changes, NewMember, RebuildStats, rebuild_wheel, reproducible_date_time
 from wheelcheck.wheel.wheel_writer import atomic_output
 
@@ -83,15 +85,30 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
                 _describe(outcome, choice.plan)
                 return outcome
             add, remove = [], set()
-        try:  # an edit that fails (patchelf refusing a malformed member) names the wheel, then the member
-            changes = apply_plan(choice.plan, source, located, workdir, strip=_strip(model, options))
+        plan = choice.plan
+
+        def build(plan: RepairPlan, workdir: str) -> tuple[Changes, str, WheelModel, Hidden | None]:
+            changes = apply_plan(plan, source, located, workdir, strip=_strip(model, options))
             changes, filename = _retagged(source, model, changes, add, remove)
-            final = repaired_model(model, choice.plan, changes, filename, parse_wheel_filename(filename)[3])
+            final = repaired_model(model, plan, changes, filename, parse_wheel_filename(filename)[3])
             hidden = None
             if options.hiding:
                 hidden = hide_symbols(final, changes, source, workdir=workdir, keep_patterns=options.keep_symbols,
                                       extensions=options.hide_extension_symbols, lib_sdir=options.lib_sdir)
                 changes, final = changes.with_data(hidden.changed), hidden.model
+            return changes, filename, final, hidden
+
+        try:  # an edit that fails (patchelf refusing a malformed member) names the wheel, then the member
+            changes, filename, final, hidden = build(plan, workdir)
+            names = _names_of_edited(plan, hidden)
+            if names:  # grafted again under the names of what hiding made of them
+                plan = with_graft_names(plan, names)
+                again = Path(workdir) / "named"
+                again.mkdir()
+                changes, filename, final, hidden = build(plan, str(again))
+                if _names_of_edited(plan, hidden):
+                    raise RepairError(model.filename, "hiding symbols edited the renamed libraries otherwise than "
+                                                      "before (a bug: please report it)")
         except (RepairError, BadElfError) as exc:
             raise type(exc)(f"{model.filename}:{exc.path}", exc.problem) from None
         judged = assess(final, audit_options)
@@ -99,10 +116,10 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
         if judged.verdict is None or not judged.verdict.meets(choice.verdict):
             raise RepairError(str(path), f"the patched files reach {after.deserved_tag}, not the planned "
                                          f"{choice.verdict.tag(arch)} (an ELF edit did not do what it should)")
-        changes, sbom = _with_sbom(source, changes, final, choice.plan, options)
+        changes, sbom = _with_sbom(source, changes, final, plan, options)
         out_path = _output_dir(options.out_dir) / filename
         stats = _write(source, out_path, changes, model, options)
-    repaired = _repaired(outcome, out_path, filename, after, stats, choice.plan, hidden)
+    repaired = _repaired(outcome, out_path, filename, after, stats, plan, hidden)
     repaired.sbom = sbom
     return repaired
 
@@ -161,6 +178,27 @@ def _choose(model: WheelModel, options: RepairOptions, audit_options: AuditOptio
         return choose_plan(candidates, requested, plan_for, verdict_of, located), located
     except RepairError as exc:
         raise RepairError(f"{model.filename}:{exc.path}", exc.problem) from None
+
+
+def _names_of_edited(plan: RepairPlan, hidden: Hidden | None) -> dict[str, str]:
+    """Grafted name -> a name for the copy hiding edited: its hash in the name is that of the original file,
+    but another wheel's copy of the same file hides and renames other symbols (what its own files import), and
+    ld.so loads one file per SONAME: whichever wheel is imported second would bind to the first one's copy and
+    miss its renamed names. The new hash is of what the edit kept and renamed (the same edit, the same name, so
+    two such copies are interchangeable). Empty once the names already say so."""
+    if hidden is None:
+        return {}
+    edited = {h.path: h for h in hidden.plan.libraries if h.hidden or h.renamed}
+    out = {}
+    for graft in plan.grafts:
+        done = edited.get(graft.member)
+        if graft.in_wheel or done is None:
+            continue
+        interface = "\n".join([graft.sha256, *sorted(done.hidden), "", *sorted(done.renamed)])
+        name = hashed_name(graft.new_name, hashlib.sha256(interface.encode()).hexdigest())
+        if name != graft.new_name:  # unchanged in the second pass: the name ends with that hash already
+            out[graft.new_name] = name
+    return out
 
 
 def _pure(path: Path, model: WheelModel, outcome: RepairOutcome, options: RepairOptions) -> RepairOutcome:
