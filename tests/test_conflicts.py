@@ -195,6 +195,22 @@ def test_same_soname_different_builds(sonames, tmp_path):
     assert first_b.returncode == 0 and first_b.stdout.split() == ["2"]  # so_a runs with so_b's libfoo
 
 
+def test_a_content_hash_in_the_name_does_not_hide_missing_symbols(build, tmp_path):
+    """From the repair sweep: a copy edited after auditwheel named it (symbols hidden) keeps the hash of the
+    file it was, so two wheels' copies under one hashed SONAME may export different names. The hash is no
+    proof of one build when a side needs what the other's copy lacks: an error, and importing so_a first
+    breaks so_b (was an info: 'the same build, so whichever is loaded first serves both')."""
+    wheels = soname_pair(build, tmp_path / "w", soname="libfoo-1a2b3c4d.so.1")
+    code, report = conflicts_json(*wheels.values())
+    (same,) = findings(report, "conflict-soname")
+    assert code == 1 and same["severity"] == "error" and same["symbols"] == ["foo_extra"]
+    assert "edited differently" in same["message"]
+    site = tmp_path / "site"
+    pip_install(site, *wheels.values())
+    first_a = run_python(site, "import so_a, so_b")
+    assert first_a.returncode != 0 and "undefined symbol: foo_extra" in first_a.stderr
+
+
 def test_same_soname_identical_builds(sonames):
     wheels = sonames["identical"]
     assert member_bytes(wheels["a"], "so_a.libs/libfoo.so.1") == member_bytes(wheels["b"], "so_b.libs/libfoo.so.1")

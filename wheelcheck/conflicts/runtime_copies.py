@@ -102,12 +102,7 @@ def soname_conflicts(index: SymbolIndex) -> list[ConflictFinding]:
 def _soname_finding(soname: str, files: list[FileExports], index: SymbolIndex) -> ConflictFinding:
     labels = " and ".join(f"{f.dist.label} ({f.elf.path})" for f in files)
     providers = tuple(Provider(f.dist.name, f.dist.version, f.elf.path) for f in files)
-    if unhashed(soname) != soname or len({(f.elf.size, tuple(sorted(f.names))) for f in files}) == 1:
-        why = "auditwheel's content hash in the name" if unhashed(soname) != soname else "same size and exports"
-        return ConflictFinding(
-            "conflict-soname", "info", f"{soname} is shipped by {labels}: the same build ({why}), so whichever "
-            f"is loaded first serves both", "", providers, count=len(files))
-    lacks = []
+    lacks = []  # checked first: a copy edited after auditwheel named it (symbols hidden) keeps the hash it lies by
     for user_side in files:
         for other in files:
             if other is user_side:
@@ -115,14 +110,22 @@ def _soname_finding(soname: str, files: list[FileExports], index: SymbolIndex) -
             missing = sorted(_needed_from(user_side, soname, index) - set(other.names))
             if missing:
                 lacks.append((user_side, other, missing))
+    same_build = unhashed(soname) != soname or len({(f.elf.size, tuple(sorted(f.names))) for f in files}) == 1
     if lacks:
         user_side, other, missing = lacks[0]
-        message = (f"{soname} is shipped by {labels}, different builds: the loader maps the first one loaded "
+        builds = ("copies of one build (auditwheel's content hash in the name) edited differently" if same_build
+                  else "different builds")
+        message = (f"{soname} is shipped by {labels}, {builds}: the loader maps the first one loaded "
                    f"and reuses it for the other; if {other.dist.label}'s is first, {user_side.dist.label} lacks "
                    f"{len(missing)} symbol{'s' if len(missing) != 1 else ''} it needs from it "
                    f"({', '.join(missing[:3])}): 'undefined symbol' at import")
         return ConflictFinding("conflict-soname", "error", message, _SONAME_HINT, providers, count=len(files),
                                symbols=tuple(missing[:_EXAMPLES]))
+    if same_build:
+        why = "auditwheel's content hash in the name" if unhashed(soname) != soname else "same size and exports"
+        return ConflictFinding(
+            "conflict-soname", "info", f"{soname} is shipped by {labels}: the same build ({why}), so whichever "
+            f"is loaded first serves both", "", providers, count=len(files))
     message = (f"{soname} is shipped by {labels}, different builds: the loader maps the first one loaded and "
                f"reuses it for the other, which then runs with a library it was not built with")
     return ConflictFinding("conflict-soname", "warning", message, _SONAME_HINT, providers, count=len(files))
