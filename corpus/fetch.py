@@ -53,6 +53,8 @@ def pip_command(filename: str, dest: Path, requirements: Path | None = None) -> 
     if versions:  # py3 / py2.py3 wheels need no interpreter version
         digits = min(versions)
         command += ["--python-version", f"{digits[0]}.{digits[1:]}"]
+    elif interpreters and all(i.startswith(("py2", "cp2")) for i in interpreters):
+        command += ["--python-version", "2.7"]  # a py2-only wheel: pip on Python 3 would not take it
     for abi in sorted({t.abi for t in tags}):
         command += ["--abi", abi]
     for platform in sorted({t.platform for t in tags}):

@@ -302,6 +302,17 @@ def test_libstdcxx_pieces_beside_the_shared_runtime_are_not_a_static_copy(build,
     assert not by_rule(w, "libstdcxx-exported")
 
 
+def test_a_c_library_s_cxa_atexit_is_not_libstdcxx(build, tmp_path):
+    """From sweep I (libscrc 1.8.1 vendors musl's libc): every C library defines __cxa_atexit and __cxa_finalize
+    (the C runtime calls them for static destructors); they are no piece of libstdc++."""
+    libc_like = build.compile_c("int __cxa_atexit(void (*f)(void *), void *a, void *d) { return 0; }\n"
+                                "void __cxa_finalize(void *d) { }\nint clib_value(void) { return 1; }\n",
+                                "libclike.so.1", flags=("-Wl,-soname,libclike.so.1",))
+    assert {"__cxa_atexit", "__cxa_finalize"} <= set(dynamic_names(libc_like))
+    w = one(build_wheel(tmp_path, "clike", "1.0", TAG, {"pkg/libclike.so.1": libc_like}))
+    assert not by_rule(w, "libstdcxx-exported")
+
+
 COUT_SRC = """
 #include <iostream>
 int main() { std::cout << "hello" << std::endl; return 0; }

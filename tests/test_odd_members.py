@@ -240,6 +240,19 @@ def test_builds_for_other_architectures_in_a_wheel_that_claims_no_platform_are_a
     assert "is not an ELF file for x86_64 (built for aarch64)" in other.message
 
 
+def test_a_tie_between_architectures_does_not_depend_on_member_order(build, tmp_path):
+    """From sweep I (interpret_core 0.7.8's py3-none-any wheel: two aarch64 and two x86_64 libebm files): the wheel
+    was judged for whichever architecture the zip listed first. On a tie the one with more bytes wins."""
+    small = build.compile_c("int engine(void) { return 1; }\n", "libengine.so")
+    big = build.compile_c("char engine_pad[65536] = {1};\nint engine(void) { return engine_pad[7]; }\n", "big/libengine.so",
+                          target="aarch64-linux-gnu.2.17")
+    members = {"pkg/lib/x86_64/libengine.so": small, "pkg/lib/aarch64/libengine.so": big}
+    first = one(build_wheel(tmp_path / "a", "engine", "1.0", "py3-none-any", members))
+    second = one(build_wheel(tmp_path / "b", "engine", "1.0", "py3-none-any", dict(reversed(members.items()))))
+    assert first.arch == second.arch == "aarch64" and big.stat().st_size > small.stat().st_size
+    assert first.deserved_tag == second.deserved_tag
+
+
 def test_a_glibc_build_that_also_claims_musllinux_fails(build, tmp_path):
     """Named for both libcs, a build that links glibc: pip installs it on Alpine too, where it cannot load. A file
     that needs no libc at all (ziglang's static zig claims both) may claim both."""

@@ -347,6 +347,17 @@ def test_a_shipped_icd_loader_is_not_a_vendored_driver(build, tmp_path):
     assert not by_rule(w, "driver-vendored") and w.passed
 
 
+@pytest.mark.parametrize("soname", ["libGLX.so.0", "libOpenGL.so.0"])
+def test_glvnd_dispatchers_may_be_shipped(build, tmp_path, soname):
+    """From sweep I (imgui_bundle 1.93.0 ships auditwheel-renamed libGLX and libOpenGL beside libGLdispatch):
+    glvnd's vendor-neutral libraries find the vendor's (libGLX_mesa, libGLX_nvidia) at run time, as an ICD
+    loader does; the wheel renders under Mesa. Only glvnd has these names."""
+    member = f"useegl.libs/{soname.split('.')[0]}-1a2b3c4d.{soname.split('.', 1)[1]}"
+    wheel = egl_wheel(build, tmp_path, member, soname)
+    w = one(wheel)
+    assert not by_rule(w, "driver-vendored") and w.passed
+
+
 # -- a name no code can hand to a loader
 
 NAMES_ONLY_SRC = r"""

@@ -103,11 +103,15 @@ def exposure_of(elf: ElfInfo, top: int = 5) -> Exposure:
             found[fam.id] = n
             examples[fam.id] = family_examples(names, fam)
         if fam.sentinels and n:
-            sentinels.extend(_with_prefixes(names, fam.sentinels))
+            sentinels.extend(s for s in _with_prefixes(names, fam.sentinels) if s not in _C_LIBRARY_CXA)
     grouped = names if init is None else [n for n in names if not (n.startswith(_MODULE_API) or n == init)]
     groups = sorted(group_counts(grouped).items(), key=lambda kv: (-kv[1], kv[0]))
     return Exposure(len(names), beyond, tuple(sorted(unique)), found, groups[:top], tuple(sorted(sentinels)),
                     examples)
+
+
+# what every C library defines for the C runtime's destructors (glibc, musl): no piece of libstdc++
+_C_LIBRARY_CXA = frozenset({"__cxa_atexit", "__cxa_finalize", "__cxa_thread_atexit_impl"})
 
 
 def _carries_runtime(elf: ElfInfo, sentinels: tuple[str, ...]) -> bool:

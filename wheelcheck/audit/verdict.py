@@ -171,8 +171,15 @@ def _wheel_arch(model: WheelModel) -> str:
     arches = [a for _, a in model.linux_platforms]
     if arches:
         return Counter(arches).most_common(1)[0][0]
-    found = [e.arch for e in model.elves if e.arch]
-    return Counter(found).most_common(1)[0][0] if found else "unknown"
+    counts = Counter(e.arch for e in model.elves if e.arch)
+    if not counts:
+        return "unknown"
+    size = Counter()
+    for e in model.elves:
+        if e.arch:
+            size[e.arch] += e.size
+    # most files, then most bytes, then the name: never the order a zip tool wrote the members in
+    return max(counts, key=lambda arch: (counts[arch], size[arch], arch))
 
 
 def _wheel_libc(model: WheelModel) -> str:
