@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatch
 from functools import partial
 
+from wheelcheck.audit.data_twins import site_packages_twin
 from wheelcheck.audit.library_reach import shipped_copies, why_missing
 from wheelcheck.audit.preloaded_libraries import loaded_first
 from wheelcheck.audit.runtime_deps import DriverNames, drivers_of
@@ -191,6 +192,8 @@ def _external_libraries(
             continue  # a system driver: the machine provides it, nothing may vendor it (driver-needed)
         if loaded_first(model, by_path.get(path), soname, copies, resolution, extensions, libc) is not None:
             continue  # a plugin finds the wheel's copy already loaded (preloaded-library)
+        if site_packages_twin(model, by_path.get(path), soname, elves, resolution) is not None:
+            continue  # a data copy of a site-packages library that finds it (data-copy-unreached)
 
         def allows(policy: Policy, soname=soname) -> bool:
             return policy.is_linux or policy.provides(soname, arch)

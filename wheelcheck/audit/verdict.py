@@ -174,7 +174,7 @@ def _wheel_arch(model: WheelModel) -> str:
     counts = Counter(e.arch for e in model.elves if e.arch)
     if not counts:
         return "unknown"
-    size = Counter()
+    size: Counter[str] = Counter()
     for e in model.elves:
         if e.arch:
             size[e.arch] += e.size
