@@ -19,23 +19,36 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
 
 from wheelcheck.sbom.bill_of_materials import OsPackage
 
-__all__ = ["os_package_of", "os_release_id", "lookup_cache_clear", "parse_dpkg_search", "parse_rpm_query",
+__all__ = ["os_package_of", "os_packages_of", "os_release_id", "lookup_cache_clear", "parse_dpkg_search", "parse_rpm_query",
            "parse_apk_owner", "path_spellings"]
 
 _TIMEOUT = 60  # seconds for one package-manager query
 _MERGED = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 _OS_RELEASE = re.compile(r'^([A-Z_]+)=(?:"([^"]*)"|(.*))$', re.MULTILINE)
 _DPKG_VERSION = re.compile(r"^Version: (\S+)", re.MULTILINE)
+_FIELD = re.compile(r"^(Package|Architecture|Version): (\S+)", re.MULTILINE)
 _APK_OWNER = re.compile(r" is owned by (\S+?)-(\d[^\s-]*-r\d+)\s*$", re.MULTILINE)
 
 
 def os_package_of(path: str) -> OsPackage | None:
     """The package that installed ``path`` on this machine, or None (no package manager owns it)."""
     return _lookup(path, os_release_id())
+
+
+def os_packages_of(paths: Iterable[str]) -> dict[str, OsPackage | None]:
+    """``os_package_of`` for each of ``paths``, with dpkg asked once for all of them: one ``dpkg -S`` for every
+    spelling and one ``dpkg -s`` for every package, not two processes per spelling (pycurl's 28 grafts made 82
+    runs, 5.7 s of an 8 s repair)."""
+    paths = list(dict.fromkeys(paths))
+    distro = os_release_id()
+    if distro is not None:
+        _ask_dpkg_at_once([s for p in paths for s in path_spellings(p)], distro)
+    return {p: _lookup(p, distro) for p in paths}
 
 
 @functools.lru_cache(maxsize=None)
@@ -52,6 +65,7 @@ def _lookup(path: str, distro: str | None) -> OsPackage | None:
 
 def lookup_cache_clear() -> None:
     _lookup.cache_clear()
+    _DPKG_ANSWERS.clear()
     os_release_id.cache_clear()
 
 
@@ -87,16 +101,44 @@ def _other_spelling(path: str) -> str | None:
     return None
 
 
-def _run(argv: list[str]) -> str | None:
-    """The command's output, or None when it fails, is missing or hangs."""
+def _run(argv: list[str], any_status: bool = False) -> str | None:
+    """The command's output, or None when it fails (unless ``any_status``), is missing or hangs."""
     try:
         done = subprocess.run(argv, capture_output=True, timeout=_TIMEOUT, env={**os.environ, "LC_ALL": "C"})
     except (OSError, subprocess.SubprocessError):
         return None
-    return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
+    return done.stdout.decode("utf-8", "replace") if done.returncode == 0 or any_status else None
+
+
+# spelling -> what dpkg answered for it, from _ask_dpkg_at_once (None: no package owns it)
+_DPKG_ANSWERS: dict[str, OsPackage | None] = {}
+
+
+def _ask_dpkg_at_once(spellings: list[str], distro: str) -> None:
+    dpkg = shutil.which("dpkg")
+    spellings = [s for s in dict.fromkeys(spellings) if s not in _DPKG_ANSWERS]
+    if dpkg is None or not spellings:
+        return
+    searched = _run([dpkg, "-S", *spellings], any_status=True)  # status 1 when some path is no package's
+    if searched is None:
+        return
+    owners = {s: parse_dpkg_search(searched, s) for s in spellings}
+    wanted = sorted({p for p in owners.values() if p})
+    versions: dict[str, str] = {}
+    for paragraph in (_run([dpkg, "-s", *wanted], any_status=True) or "").split("\n\n") if wanted else ():
+        fields = dict(_FIELD.findall(paragraph))
+        if "Package" in fields and "Version" in fields:
+            versions[fields["Package"]] = fields["Version"]
+            versions[f"{fields['Package']}:{fields.get('Architecture', '')}"] = fields["Version"]
+    for spelling, package in owners.items():
+        version = versions.get(package) if package else None
+        _DPKG_ANSWERS[spelling] = OsPackage("deb", distro, package.split(":", 1)[0], version) \
+            if package and version else None
 
 
 def _dpkg(path: str, distro: str) -> OsPackage | None:
+    if path in _DPKG_ANSWERS:
+        return _DPKG_ANSWERS[path]
     dpkg = shutil.which("dpkg")
     if dpkg is None:
         return None

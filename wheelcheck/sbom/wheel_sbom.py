@@ -73,11 +73,12 @@ def repaired_wheel_sbom(model: WheelModel, grafted: Mapping[str, str], reader: W
     ``grafted``: member -> the host path it was copied from, for this repair's grafts (asked of dpkg, rpm
     or apk); ``reader`` reads the input wheel, whose own SBOM names earlier grafts' packages."""
     from wheelcheck.sbom.cyclonedx_json import cyclonedx_json  # only repair writes an SBOM
-    from wheelcheck.sbom.os_packages import os_package_of
+    from wheelcheck.sbom.os_packages import os_packages_of
 
     packages = embedded_os_packages(reader)
+    owners = os_packages_of(grafted.values())
     for member, host_path in grafted.items():
-        found = os_package_of(host_path)
+        found = owners[host_path]
         if found is not None:
             packages[member] = found
         else:
