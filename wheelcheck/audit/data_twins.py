@@ -42,9 +42,9 @@ def site_packages_twin(model: WheelModel, needer: ElfInfo | None, soname: str, e
 
 
 def check_data_twins(context: CheckContext) -> Iterator[Finding]:
+    by_path = {elf.path: elf for elf in context.elves}
     for path, soname in sorted(context.resolution.unresolved):
-        needer = next((e for e in context.elves if e.path == path), None)
-        twin = site_packages_twin(context.model, needer, soname, context.elves, context.resolution)
+        twin = site_packages_twin(context.model, by_path.get(path), soname, context.elves, context.resolution)
         if twin is None:
             continue
         yield Finding(

@@ -171,15 +171,14 @@ def _wheel_arch(model: WheelModel) -> str:
     arches = [a for _, a in model.linux_platforms]
     if arches:
         return Counter(arches).most_common(1)[0][0]
-    counts = Counter(e.arch for e in model.elves if e.arch)
-    if not counts:
-        return "unknown"
+    counts: Counter[str] = Counter()
     size: Counter[str] = Counter()
     for e in model.elves:
         if e.arch:
+            counts[e.arch] += 1
             size[e.arch] += e.size
     # most files, then most bytes, then the name: never the order a zip tool wrote the members in
-    return max(counts, key=lambda arch: (counts[arch], size[arch], arch))
+    return max(counts, key=lambda arch: (counts[arch], size[arch], arch), default="unknown")
 
 
 def _wheel_libc(model: WheelModel) -> str:

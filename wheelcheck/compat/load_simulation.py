@@ -68,7 +68,8 @@ def preload(layout: Layout, dists: Sequence[Distribution], system: Container[str
     for dist in dists:
         for root in layout.files_of(dist):
             if root.elf.is_extension:
-                musl = (libc_linked(root.elf) or ("musl" if dist.musl else "glibc")) == "musl"
+                libc = libc_linked(root.elf)
+                musl = libc == "musl" or (libc is None and dist.musl)  # a file naming no libc: the tags say
                 tree = load(root, layout, loaded, system)
                 if root.elf.soname and not musl:
                     loaded.setdefault(root.elf.soname, root)

@@ -30,7 +30,6 @@ __all__ = ["os_package_of", "os_packages_of", "os_release_id", "lookup_cache_cle
 _TIMEOUT = 60  # seconds for one package-manager query
 _MERGED = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 _OS_RELEASE = re.compile(r'^([A-Z_]+)=(?:"([^"]*)"|(.*))$', re.MULTILINE)
-_DPKG_VERSION = re.compile(r"^Version: (\S+)", re.MULTILINE)
 _FIELD = re.compile(r"^(Package|Architecture|Version): (\S+)", re.MULTILINE)
 _APK_OWNER = re.compile(r" is owned by (\S+?)-(\d[^\s-]*-r\d+)\s*$", re.MULTILINE)
 
@@ -110,43 +109,41 @@ def _run(argv: list[str], any_status: bool = False) -> str | None:
     return done.stdout.decode("utf-8", "replace") if done.returncode == 0 or any_status else None
 
 
-# spelling -> what dpkg answered for it, from _ask_dpkg_at_once (None: no package owns it)
+# spelling -> what dpkg answered for it, from _ask_dpkg_at_once (None: no package owns it, or no dpkg to ask)
 _DPKG_ANSWERS: dict[str, OsPackage | None] = {}
 
 
 def _ask_dpkg_at_once(spellings: list[str], distro: str) -> None:
-    dpkg = shutil.which("dpkg")
+    """Record dpkg's answer for each spelling not asked yet: one ``dpkg -S`` for all, one ``dpkg -s`` for the
+    packages it names."""
     spellings = [s for s in dict.fromkeys(spellings) if s not in _DPKG_ANSWERS]
-    if dpkg is None or not spellings:
+    if not spellings:
         return
-    searched = _run([dpkg, "-S", *spellings], any_status=True)  # status 1 when some path is no package's
-    if searched is None:
-        return
-    owners = {s: parse_dpkg_search(searched, s) for s in spellings}
+    dpkg = shutil.which("dpkg")
+    searched = _run([dpkg, "-S", *spellings], any_status=True) if dpkg else None  # status 1: some path is no one's
+    owners = {s: parse_dpkg_search(searched or "", s) for s in spellings}
     wanted = sorted({p for p in owners.values() if p})
-    versions: dict[str, str] = {}
-    for paragraph in (_run([dpkg, "-s", *wanted], any_status=True) or "").split("\n\n") if wanted else ():
-        fields = dict(_FIELD.findall(paragraph))
-        if "Package" in fields and "Version" in fields:
-            versions[fields["Package"]] = fields["Version"]
-            versions[f"{fields['Package']}:{fields.get('Architecture', '')}"] = fields["Version"]
+    versions = _dpkg_versions(dpkg, wanted) if dpkg and wanted else {}
     for spelling, package in owners.items():
         version = versions.get(package) if package else None
         _DPKG_ANSWERS[spelling] = OsPackage("deb", distro, package.split(":", 1)[0], version) \
             if package and version else None
 
 
+def _dpkg_versions(dpkg: str, packages: list[str]) -> dict[str, str]:
+    """Package (plain and arch-qualified, as dpkg -S names it) -> installed version, from one ``dpkg -s``."""
+    versions: dict[str, str] = {}
+    for paragraph in (_run([dpkg, "-s", *packages], any_status=True) or "").split("\n\n"):
+        fields = dict(_FIELD.findall(paragraph))
+        if "Package" in fields and "Version" in fields:
+            versions[fields["Package"]] = fields["Version"]
+            versions[f"{fields['Package']}:{fields.get('Architecture', '')}"] = fields["Version"]
+    return versions
+
+
 def _dpkg(path: str, distro: str) -> OsPackage | None:
-    if path in _DPKG_ANSWERS:
-        return _DPKG_ANSWERS[path]
-    dpkg = shutil.which("dpkg")
-    if dpkg is None:
-        return None
-    package = parse_dpkg_search(_run([dpkg, "-S", path]) or "", path)
-    if package is None:
-        return None
-    version = _DPKG_VERSION.search(_run([dpkg, "-s", package]) or "")
-    return OsPackage("deb", distro, package.split(":", 1)[0], version.group(1)) if version else None
+    _ask_dpkg_at_once([path], distro)  # nothing to do when os_packages_of asked already
+    return _DPKG_ANSWERS[path]
 
 
 def parse_dpkg_search(output: str, path: str) -> str | None:
