@@ -240,6 +240,64 @@ def test_the_directory_named_like_the_library_is_the_one_named(build, tmp_path):
     assert proc.returncode == 0 and proc.stdout.strip() == "7", proc.stderr
 
 
+def _namespace_needer(build, tmp_path, requires: tuple[str, ...]) -> tuple[Path, bytes]:
+    """nvidia-cusolver's shape: nvidia/cusolver/lib/libsolver.so.11 needs libcublasLt.so.12 through RPATH
+    $ORIGIN/../../cublas/lib:$ORIGIN/../../nvjitlink/lib; the wheel ships neither directory."""
+    lt = build.compile_c("int lt_gemm(void) { return 12; }\n", "libcublasLt.so.12",
+                         flags=("-Wl,-soname,libcublasLt.so.12",))
+    solver = build.compile_c("extern int lt_gemm(void);\nint solve(void) { return lt_gemm() + 1; }\n",
+                             "libsolver.so.11", libs=(lt,),
+                             flags=("-Wl,-soname,libsolver.so.11",
+                                    "-Wl,-rpath,$ORIGIN/../../cublas/lib:$ORIGIN/../../nvjitlink/lib"))
+    ext = build.compile_c(extension_source("_solve", "    return solve();", prelude="extern int solve(void);\n"),
+                          "_solve.so", libs=(solver,), flags=("-Wl,-rpath,$ORIGIN/lib",))
+    tag = python_tag()
+    wheel = build_wheel(tmp_path / "user", "nvsolver", "1.0", f"{tag}-{tag}-linux_x86_64", {
+        "nvidia/cusolver/__init__.py": b"", f"nvidia/cusolver/_solve{EXT_SUFFIX}": ext,
+        "nvidia/cusolver/lib/libsolver.so.11": solver,
+        f"{dist_info('nvsolver', '1.0')}/METADATA": _metadata("nvsolver", requires),
+    })
+    return wheel, lt
+
+
+def test_a_namespace_directory_named_like_the_library_names_its_own_distribution(build, tmp_path):
+    """The RPATH leads to nvidia/cublas/lib and nvidia/nvjitlink/lib, both named like a requirement of the nvidia-*
+    family: libcublasLt.so.12 is looked for in the one named like it, which nvidia-cublas-cu12 installs. Before,
+    no directory's first part (nvidia) was named like the library, so both were named, and both requirements."""
+    wheel, lt = _namespace_needer(build, tmp_path, ("nvidia-cublas-cu12", "nvidia-nvjitlink-cu12"))
+    report = audit_one(wheel)
+    (finding,) = by_rule(report, "external-library")
+    assert "needs libcublasLt.so.12" in finding.message
+    assert ("its RPATH leads to nvidia/cublas/lib, named like nvidia-cublas-cu12 (in Requires-Dist), which may "
+            "install it there") in finding.message
+    assert "nvjitlink" not in finding.message and "if nvidia-cublas-cu12 provides it" in finding.hint
+    assert report.deserved_tag == auditwheel_show(wheel)["overall_tag"] == "linux_x86_64"
+    provider = build_wheel(tmp_path / "provider", "nvidia_cublas_cu12", "1.0", "py3-none-manylinux_2_17_x86_64", {
+        "nvidia/cublas/lib/libcublasLt.so.12": lt,
+        f"{dist_info('nvidia_cublas_cu12', '1.0')}/METADATA": _metadata("nvidia-cublas-cu12"),
+    })
+    python = make_venv(tmp_path / "venv")
+    for each in (provider, wheel):
+        proc = pip_install(python, each)
+        assert proc.returncode == 0, proc.stderr
+    proc = import_and_call(python, "nvidia.cusolver._solve", tmp_path)
+    assert proc.returncode == 0 and proc.stdout.strip() == "13", proc.stderr
+
+
+def test_a_namespace_directory_of_an_extra_names_the_requirement_asking_for_it(build, tmp_path):
+    """libraft requires cuda-toolkit[cublas,...] and nvidia-nvjitlink-cu12: nvidia/cublas/lib is installed through
+    cuda-toolkit's extra cublas, not by nvidia-nvjitlink-cu12, the only nvidia-* it names (which was blamed)."""
+    wheel, _lt = _namespace_needer(build, tmp_path, ("cuda-toolkit[cublas,curand]==12.*", "nvidia-nvjitlink-cu12"))
+    (finding,) = by_rule(audit_one(wheel), "external-library")
+    assert ("its RPATH leads to nvidia/cublas/lib, named like cuda-toolkit[cublas] (in Requires-Dist), which may "
+            "install it there") in finding.message
+    assert "nvjitlink" not in finding.message
+    # neither an extra nor a distribution named like it: no distribution is blamed
+    wheel, _lt = _namespace_needer(build, tmp_path / "none", ("nvidia-nvjitlink-cu12",))
+    (finding,) = by_rule(audit_one(wheel), "external-library")
+    assert "Requires-Dist" not in finding.message and "nvjitlink" not in finding.message
+
+
 @pytest.fixture(scope="module")
 def purelib(build, tmp_path_factory) -> Path:
     ext = build.compile_c(extension_source("_pure"), "_pure.so")
@@ -441,4 +499,14 @@ def test_a_directory_is_named_like_a_requirement_by_prefix_or_suffix_but_not_a_g
     assert _owners("tvm_ffi/lib", ("apache-tvm-ffi", "z3-solver")) == ("apache-tvm-ffi",)
     assert _owners("z3/lib", ("apache-tvm-ffi", "z3-solver")) == ("z3-solver",)
     assert _owners("core/lib", ("pydantic-core",)) == ()  # a generic name is no one's
+    # PyQt6/Qt6/lib holds pyqt6-qt6's libraries and those of add-ons such as pyqt6-charts-qt6
+    required = ("pyqt6-sip", "pyqt6-charts-qt6", "pyqt6")
+    assert _owners("PyQt6/Qt6/lib", required, (), "qt6charts") == ("pyqt6-charts-qt6",)
+    assert _owners("PyQt6/Qt6/lib", required, (), "qt6core") == ("pyqt6",)
+    # a namespace: nvidia/cu13/lib is every nvidia-*'s; nvidia/cublas/lib is cublas's alone
+    required = ("nvidia-nvjitlink-cu12", "nvidia-cusparse-cu12")
+    assert _owners("nvidia/cu13/lib", required, (), "cublas") == required
+    assert _owners("nvidia/cublas/lib", required, (), "cublaslt") == ()
+    assert _owners("nvidia/cublas/lib", required, (("cuda-toolkit", ("cublas", "curand")),), "cublas") == \
+        ("cuda-toolkit[cublas]",)
     assert _owners("lib", ("foo-lib",)) == ()

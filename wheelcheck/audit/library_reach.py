@@ -21,7 +21,7 @@ from packaging.utils import canonicalize_name
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.wheel.library_resolution import at_prefix, environment_directory, rpath_directory
-from wheelcheck.wheel.requires_dist import installed_requirements
+from wheelcheck.wheel.requires_dist import installed_requirements, requested_extras
 
 __all__ = ["Unreached", "ForeignDirectories", "shipped_copies", "unreached", "foreign_directories", "why_missing"]
 
@@ -82,12 +82,15 @@ def foreign_directories(model: WheelModel, needer: ElfInfo, soname: str) -> Fore
         directory = rpath_directory(model, needer.path, entry)
         if directory is None or not directory.startswith("/sp/") or _ships_in(shipped_dirs, directory):
             continue
-        named = _owners(directory[len("/sp/"):], installed_requirements(model.requires_dist))
-        if named:
-            found.append((directory[len("/sp/"):], named))
-    # the directory named like the library itself, when there is one (tilelang: libtvm_ffi.so in tvm_ffi/lib,
-    # libz3.so in z3/lib), not every directory of the RPATH
-    found = [f for f in found if _top(f[0]) == _library_stem(soname)] or found
+        named = _owners(directory[len("/sp/"):], installed_requirements(model.requires_dist),
+                        requested_extras(model.requires_dist), _library_stem(soname))
+        found.append((directory[len("/sp/"):], named))
+    # the directories named like the library itself, when there are some (tilelang: libtvm_ffi.so in tvm_ffi/lib,
+    # libz3.so in z3/lib; nvidia-cusolver: libcublasLt.so.12 in nvidia/cublas/lib), not every directory of the RPATH;
+    # when no requirement is named like those, none is blamed for the library
+    likeness = [_named_like(directory, _library_stem(soname)) for directory, _named in found]
+    best = max(likeness, default=0)
+    found = [f for f, score in zip(found, likeness) if score == best and f[1]]
     if not found:
         return None
     directories = tuple(dict.fromkeys(d for d, _ in found))
@@ -101,6 +104,17 @@ _GENERIC_DIRECTORIES = frozenset({"lib", "lib64", "libs", "core", "bin", "share"
 
 def _top(directory: str) -> str:
     return canonicalize_name(directory.split("/", 1)[0])
+
+
+def _named_like(directory: str, stem: str) -> int:
+    """How closely a directory is named like the library of ``stem`` (``_library_stem``): 2 when one of its parts
+    (not a generic one such as lib) is the stem (cublas/lib for libcublas), 1 when the stem starts with one
+    (cublas/lib for libcublasLt), 0 otherwise."""
+    parts = [canonicalize_name(p) for p in directory.split("/") if p]
+    parts = [p for p in parts if p not in _GENERIC_DIRECTORIES]
+    if stem in parts:
+        return 2
+    return 1 if any(len(p) >= 3 and stem.startswith(p) for p in parts) else 0
 
 
 def _library_stem(soname: str) -> str:
@@ -261,20 +275,32 @@ def _same_machine(a: ElfInfo, b: ElfInfo) -> bool:
 
 
 @lru_cache(maxsize=1024)
-def _owners(directory: str, required: tuple[str, ...]) -> tuple[str, ...]:
+def _owners(directory: str, required: tuple[str, ...], extras: tuple[tuple[str, tuple[str, ...]], ...] = (),
+            stem: str = "") -> tuple[str, ...]:
     """The required distributions named like ``directory``: torch/lib -> torch; nvidia/cublas/lib ->
     nvidia-cublas-cu12; nvidia/cu13/lib -> every nvidia-* (one namespace directory for many of them).
-    Cached: a large wheel asks about the same few directories for each of hundreds of libraries."""
+
+    A namespace's directory named like the library sought (``stem``: nvidia/cublas/lib for libcublas) is that
+    library's own project: the namespace's other distributions (nvidia-nvjitlink-cu12) do not install there, but
+    a requirement asking for an extra of that name does (cuda-toolkit[cublas], named so). Cached: a large wheel
+    asks about the same few directories for each of hundreds of libraries."""
     parts = [canonicalize_name(p) for p in directory.split("/") if p]
-    exact = [r for r in required if r == parts[0]]
-    if exact:
-        return tuple(exact)
     # named with a prefix or a suffix: z3/lib for z3-solver, tvm_ffi/lib for apache-tvm-ffi (not a generic name such
     # as lib or core, which pydantic-core or any *-lib would end with)
     family = [r for r in required if r.startswith(f"{parts[0]}-")
               or (r.endswith(f"-{parts[0]}") and parts[0] not in _GENERIC_DIRECTORIES)]
-    if len(parts) > 1:
+    # one of them named like the library too: PyQt6/Qt6/lib's libQt6Charts.so.6 is pyqt6-charts-qt6's, not pyqt6's
+    like_library = [r for r in family if stem and any(
+        len(word) >= 4 and word in stem for word in r.split("-") if word != parts[0])]
+    if like_library:
+        return tuple(like_library)
+    exact = [r for r in required if r == parts[0]]
+    if exact:
+        return tuple(exact)
+    if len(parts) > 1 and parts[1] not in _GENERIC_DIRECTORIES:
         closer = [r for r in family if r.startswith(f"{parts[0]}-{parts[1]}")]
         if closer:
             return tuple(closer)
+        if stem and _named_like(parts[1], stem):
+            return tuple(f"{name}[{parts[1]}]" for name, asked in extras if parts[1] in asked)
     return tuple(family)

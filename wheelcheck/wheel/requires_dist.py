@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from packaging.markers import Marker
     from packaging.requirements import Requirement
 
-__all__ = ["required_name", "parsed_requirement", "marker_applies", "installed_requirements"]
+__all__ = ["required_name", "parsed_requirement", "marker_applies", "installed_requirements", "requested_extras"]
 
 # packaging parses a marker's parentheses recursively: a METADATA line holding 3,000 of them raises
 # RecursionError. Real markers nest two or three deep.
@@ -77,3 +77,16 @@ def installed_requirements(lines: tuple[str, ...]) -> tuple[str, ...]:
         if requirement is not None and marker_applies(requirement.marker, _LINUX) is None:
             names.append(canonicalize_name(requirement.name))
     return tuple(dict.fromkeys(names))
+
+
+@lru_cache(maxsize=4)
+def requested_extras(lines: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(canonical name, the extras it is asked for, canonical) of each line ``installed_requirements`` keeps that
+    asks for extras: ``cuda-toolkit[cublas,curand]`` installs nvidia-cublas and nvidia-curand through them."""
+    found = []
+    for line in lines:
+        requirement = parsed_requirement(line)
+        if requirement is not None and requirement.extras and marker_applies(requirement.marker, _LINUX) is None:
+            found.append((canonicalize_name(requirement.name),
+                          tuple(sorted(canonicalize_name(extra) for extra in requirement.extras))))
+    return tuple(found)
