@@ -190,6 +190,9 @@ def test_glibcxx_violation_gets_a_cxx_hint(abi_modules, tmp_path):
     for f in found:
         assert "-static-libstdc++" in f.hint and "manylinux image" in f.hint
         assert short_name(f.symbols[0]) in f.hint  # names the function that pulled the version in
+        # the message names it as a reader knows it (std::__cxx11::basic_string...), the report keeps the mangled name
+        assert f.symbols[0].startswith("_Z") and f.symbols[0] not in f.message
+        assert short_name(f.symbols[0]) in f.message and "std::__cxx11::" in f.message
 
 
 OVERLOAD_PROVIDER = r"""

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.fixtures.sources import extension_source
 from tests.fixtures.wheels import build_wheel
-from tests.helpers import make_venv, pip_install, repair_json
+from tests.helpers import make_venv, pip_install, repair_json, run_cli
 from wheelcheck.symbols.sonames import hashed_stem, unhashed
 from wheelcheck.elf import summarize
 from wheelcheck.wheel.wheel_reader import WheelReader
@@ -75,6 +75,12 @@ def test_rerun_and_reproducible(build, tmp_path):
     rerun, report2 = repair_json("--hide-symbols", "-w", tmp_path / "three", output)
     assert rerun.returncode == 0, rerun.stderr
     assert open(report2["wheels"][0]["output"], "rb").read() == twice.read_bytes()
+    # in words: the grafted library exports nothing any more, which is said as such, not as "0 of 0 hidden"
+    (hidden,) = [h for h in report2["wheels"][0]["hidden"] if ".libs/" in h["member"]]
+    assert hidden["exports"] == 0
+    text = run_cli("repair", "--hide-symbols", "-w", tmp_path / "four", output)
+    assert f"symbols of {hidden['member']}: none exported, nothing to hide" in text.stdout
+    assert "0 of 0" not in text.stdout
 
 
 def test_two_wheels_hiding_the_same_library_load_together(build, tmp_path):

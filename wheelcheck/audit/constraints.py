@@ -217,6 +217,9 @@ def _external_libraries(
 
 
 def _names(symbols: tuple[str, ...], most: int = 6) -> str:
-    if len(symbols) <= most:
-        return ", ".join(symbols)
-    return ", ".join(symbols[:most]) + f" and {len(symbols) - most} more"
+    """The symbols as a reader knows them (``std::__cxx11::basic_string::_M_replace``, not its mangled name; the
+    report's ``symbols`` keep the names as the file has them), overloads once."""
+    names = list(dict.fromkeys(map(short_name, symbols)))
+    if len(names) <= most:
+        return ", ".join(names)
+    return ", ".join(names[:most]) + f" and {len(names) - most} more"

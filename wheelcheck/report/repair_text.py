@@ -39,6 +39,9 @@ def _body(wheel: RepairOutcome, verbosity: int) -> list[Line]:
         if group.severity != "info" or verbosity > 0:
             out += group_lines(group, verbosity, explained)
     for hidden in wheel.hidden or ():
+        if not hidden.exports:  # hidden by an earlier repair, or it never exported any
+            out.append(Line(f"  symbols of {hidden.member}: none exported, nothing to hide"))
+            continue
         out.append(Line(f"  symbols of {hidden.member}: {hidden.hidden} of {hidden.exports} exports hidden, "
                         f"{len(hidden.renamed)} renamed, {len(hidden.kept)} kept visible"))
         if hidden.kept:
