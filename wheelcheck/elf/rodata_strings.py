@@ -1,4 +1,5 @@
-"""Identifier-like strings in the loaded, read-only bytes of an ELF file (names a dlsym may look up).
+"""Identifier-like strings in the loaded, read-only bytes of an ELF file (names a dlsym may look up), and the
+absolute paths there (directories a library was built to load plugins from).
 
 The dynamic string table is left out: every exported name is there by definition. Section headers
 are not needed: the non-writable PT_LOAD segments hold .rodata (in its own segment with
@@ -18,15 +19,24 @@ from wheelcheck.elf._kept_bytes import SparseFile, pread_range
 from wheelcheck.elf._string_scan import SpanScanner
 from wheelcheck.elf.elf_summary import file_ranges
 
-__all__ = ["identifier_strings", "identifier_strings_of_file"]
+__all__ = ["identifier_strings", "identifier_strings_of_file", "path_strings_of_file"]
 
 _IDENT = re.compile(rb"(?<=\x00)[A-Za-z_][A-Za-z0-9_.$@]{1,200}(?=\x00)")
+# a whole string that is an absolute path (graphviz's "/usr/lib/x86_64-linux-gnu/graphviz", GLib's GIO_MODULE_DIR);
+# the slash first, so the search skips ahead to it at C speed
+_PATH = re.compile(rb"/[A-Za-z0-9_.+\-/]{1,250}(?=\x00)")
 _PF_W = 0x2
 _DT_STRTAB, _DT_STRSZ = 5, 10
 
 
 def _identifier_matches(text: bytes, pos: int, endpos: int):
     return (match.group() for match in _IDENT.finditer(text, pos, endpos))
+
+
+def _path_matches(text: bytes, pos: int, endpos: int):
+    """Absolute paths that are whole strings: a NUL before them (in ``text``, which holds the byte before ``pos``)."""
+    return (match.group() for match in _PATH.finditer(text, pos, endpos)
+            if match.start() > 0 and text[match.start() - 1] == 0)
 
 
 def identifier_strings(data: bytes) -> frozenset[str]:
@@ -41,7 +51,16 @@ def identifier_strings_of_file(path: str | os.PathLike) -> frozenset[str]:
         return _identifiers(SparseFile(size, partial(pread_range, fd, size), window=0))
 
 
-def _identifiers(source: SparseFile) -> frozenset[str]:
+def path_strings_of_file(path: str | os.PathLike) -> frozenset[str]:
+    """The absolute paths (``/usr/lib/x86_64-linux-gnu/graphviz``) that are whole strings of the read-only data of
+    the file at ``path``, read in pieces (never whole). Raises OSError, or ElfFormatError for a malformed file."""
+    with open(path, "rb", buffering=0) as f:
+        fd = f.fileno()
+        size = os.fstat(fd).st_size
+        return _identifiers(SparseFile(size, partial(pread_range, fd, size), window=0), _path_matches)
+
+
+def _identifiers(source: SparseFile, matches=_identifier_matches) -> frozenset[str]:
     header = parse_header(source.read(0, min(HEADER_SIZE, source.size)))
     start, length = program_header_span(header, source.size)
     phdrs = parse_program_headers(source.read(start, length), header)
@@ -51,7 +70,7 @@ def _identifiers(source: SparseFile) -> frozenset[str]:
                  if ptype == PT_LOAD and not flags & _PF_W]
     for span in file_ranges(read_only, source.size):  # each byte once, however many headers name it
         for start, end in _minus(span, skip):
-            scanner = SpanScanner(_identifier_matches, start, end)
+            scanner = SpanScanner(matches, start, end)
             at = max(start - 1, 0)  # the byte before: the pattern looks back for a NUL
             for piece in source.pieces(at, end):
                 scanner.feed(piece, at)

@@ -37,6 +37,7 @@ from wheelcheck.repair.graft_plan import RepairPlan, make_plan, never_grafted, w
 from wheelcheck.repair.hide_apply import Hidden, hide_symbols
 from wheelcheck.repair.predict_model import predict
 from wheelcheck.repair.repair_options import RepairOptions
+from wheelcheck.repair.host_plugins import host_plugin_findings, host_plugins
 from wheelcheck.repair.repair_outcome import GraftedLibrary, HiddenSymbols, PatchedFile, RepairOutcome
 from wheelcheck.repair.repair_target import Choice, choose_plan
 from wheelcheck.repair.retag import added_platforms, removed_platforms, retag_filename, retag_wheel_text
@@ -119,7 +120,12 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
         changes, sbom = _with_sbom(source, changes, final, plan, options)
         out_path = _output_dir(options.out_dir) / filename
         stats = _write(source, out_path, changes, model, options)
+        search = host_search_path(libc, arch, lib_path=options.lib_path, environ=options.environ,
+                                  ldpaths=options.ldpaths)
+        plugins = host_plugins([(g.source, g.needed_as, g.member) for g in plan.grafts if not g.in_wheel],
+                               search.lib_path + search.env + search.system)
     repaired = _repaired(outcome, out_path, filename, after, stats, plan, hidden)
+    repaired.findings += host_plugin_findings(plugins)
     repaired.sbom = sbom
     return repaired
 
