@@ -9,6 +9,7 @@ the plugin cannot load; with it, the plugin loads a second copy and reads that c
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -113,3 +114,21 @@ def test_a_compiled_in_directory_without_plugins_of_the_grafts_is_no_finding(sce
     assert proc.returncode == 0, proc.stderr
     assert report["wheels"][0]["grafted"] and report["wheels"][0]["status"] == "repaired"
     assert not [f for f in report["wheels"][0]["findings"] if f["rule"] == "graft-host-plugins"]
+
+
+def test_a_policy_file_can_turn_it_off(scenario, tmp_path):
+    """As for every hygiene rule, a policy's ``rules`` setting applies (here: the one repair aims at)."""
+    wheel, libdir, _plugdir, _root = scenario
+    policies = tmp_path / "team.json"
+    policies.write_text(json.dumps([{"name": "team_2_39", "extends": "manylinux_2_39", "priority": 1,
+                                     "rules": {"graft-host-plugins": "off"}}]))
+    proc, report = repair_json("--lib-path", libdir, "--policy-file", policies, "--plat", "team_2_39",
+                               "-w", tmp_path / "off", wheel)
+    assert proc.returncode == 0, proc.stderr
+    assert report["wheels"][0]["grafted"] and not [
+        f for f in report["wheels"][0]["findings"] if f["rule"] == "graft-host-plugins"]
+    policies.write_text(json.dumps([{"name": "team_2_39", "extends": "manylinux_2_39", "priority": 1,
+                                     "rules": {"graft-host-plugins": "error"}}]))
+    proc, report = repair_json("--lib-path", libdir, "--policy-file", policies, "--plat", "team_2_39",
+                               "-w", tmp_path / "error", wheel)
+    assert [f["severity"] for f in report["wheels"][0]["findings"] if f["rule"] == "graft-host-plugins"] == ["error"]

@@ -19,7 +19,7 @@ from wheelcheck.errors import UsageError
 from wheelcheck.policy.policy_model import Policy, PolicySet
 from wheelcheck.audit.findings import FileReport, Finding, WheelReport, reaches
 
-__all__ = ["Judgement", "assess", "judge", "libc_of_elf", "wheel_platform"]
+__all__ = ["Judgement", "assess", "judge", "libc_of_elf", "wheel_platform", "apply_rule_settings"]
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ def assess(model: WheelModel, options: AuditOptions) -> Judgement:
             if isinstance(item, Fact):
                 facts.setdefault(item.file, {})[item.name] = item.value
             else:
-                report.findings.extend(_apply_rule_settings(item, context.policy.rules))
+                report.findings.extend(apply_rule_settings(item, context.policy.rules))
     report.cxx_abi = facts.get(None, {}).get("cxx_abi")
     report.versioned_symbols = _versioned_symbols(elves, options, resolution, policies, arch)
     report.external_libs = sorted({c.key[0] for c in constraints
@@ -293,7 +293,7 @@ def _external_found(options: AuditOptions, resolution, policies: list[Policy], a
     return wanted
 
 
-def _apply_rule_settings(finding: Finding, rules: Mapping[str, str]) -> list[Finding]:
+def apply_rule_settings(finding: Finding, rules: Mapping[str, str]) -> list[Finding]:
     """A policy's ``rules`` object: rule id -> severity, or "off" to drop the rule's findings."""
     setting = rules.get(finding.rule)
     if setting is None or setting == finding.severity:

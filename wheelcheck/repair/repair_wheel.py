@@ -26,7 +26,7 @@ from packaging.utils import parse_wheel_filename
 from wheelcheck.audit.audit_options import AuditOptions
 from wheelcheck.audit.findings import WheelReport
 from wheelcheck.audit.runtime_deps import drivers_of
-from wheelcheck.audit.verdict import assess, judge, libc_of_elf, wheel_platform
+from wheelcheck.audit.verdict import apply_rule_settings, assess, judge, libc_of_elf, wheel_platform
 from wheelcheck.elf.elf_info import libc_linked
 from wheelcheck.errors import BadElfError, OutputError, RepairError, UsageError
 from wheelcheck.host.host_library_search import Located, locate_libraries, typical_elf
@@ -125,7 +125,9 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
         plugins = host_plugins([(g.source, g.needed_as, g.member) for g in plan.grafts if not g.in_wheel],
                                search.lib_path + search.env + search.system)
     repaired = _repaired(outcome, out_path, filename, after, stats, plan, hidden)
-    repaired.findings += host_plugin_findings(plugins)
+    settings = judged.target or judged.verdict  # whose rules the re-audit applied: they apply to repair's own too
+    repaired.findings += [kept for finding in host_plugin_findings(plugins)
+                          for kept in apply_rule_settings(finding, settings.rules if settings else {})]
     repaired.sbom = sbom
     return repaired
 
