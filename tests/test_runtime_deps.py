@@ -358,6 +358,22 @@ def test_glvnd_dispatchers_may_be_shipped(build, tmp_path, soname):
     assert not by_rule(w, "driver-vendored") and w.passed
 
 
+@pytest.mark.parametrize("soname, shipped", [("libibverbs.so.1", True), ("librdmacm.so.1", True),
+                                             ("libmlx5.so.1", False)])
+def test_rdma_cores_dispatchers_may_be_shipped_its_providers_not(build, tmp_path, soname, shipped):
+    """From sweep J (pcapy-ng 2.1.0: AlmaLinux's libpcap, built with RDMA support, brought libibverbs into the wheel,
+    and the wheel captures packets here with that copy loaded): libibverbs and librdmacm load the providers named in
+    /etc/libibverbs.d and talk to the kernel through stable interfaces, like an ICD loader; a provider (libmlx5)
+    needs libibverbs' private ABI of its own release, and stays a driver nobody may ship."""
+    stem, version = soname.split(".", 1)
+    renamed = f"{stem}-1de1263b.{version}"  # as auditwheel grafts it: needed and found under its new name
+    wheel = egl_wheel(build, tmp_path, f"pkg/lib/{renamed}", renamed)
+    w = one(wheel)
+    assert bool(by_rule(w, "driver-vendored")) is not shipped and w.passed is shipped
+    if shipped:
+        assert w.deserved_tag == auditwheel_show(wheel)["overall_tag"] != "linux_x86_64"
+
+
 # -- a name no code can hand to a loader
 
 NAMES_ONLY_SRC = r"""
