@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import posixpath
 import re
 import subprocess
 import sys
@@ -59,6 +60,7 @@ REASONS = {
     "d19": "a wheel claiming no platform carries several architectures: each tool judges another",
     "d21": "a NEEDED path with $ORIGIN names a file of the wheel (glibc opens it)",
     "d22": "a plugin finds the wheel's own library already loaded (preloaded-library)",
+    "d23": "the needs of a shipped library no file's search reaches are judged (an orphan)",
 }
 
 
@@ -303,8 +305,14 @@ def _explain_external(row: Row, show: dict, wc: WheelReport) -> None:
     for soname in sorted(theirs - ours):
         row.differences += _why_not_external(soname, show, wc, shipped) or [
             ("?", f"auditwheel lists {soname} as external, wheelcheck does not")]
+    named = {n for f in wc.files for n in f.needed}
     for soname in sorted(ours - theirs):
-        row.differences.append(("?", f"wheelcheck lists {soname} as external, auditwheel does not"))
+        needers = [f for f in wc.files if soname in f.needed and not f.is_extension]
+        if needers and all(posixpath.basename(f.path) in named or f.soname in named for f in needers):
+            # needed only by libraries that some file names: auditwheel never judges their needs (d23)
+            row.differences.append(("d23", f"{soname}: needed by {needers[0].path}, which no file's search reaches"))
+        else:
+            row.differences.append(("?", f"wheelcheck lists {soname} as external, auditwheel does not"))
 
 
 # ---- the whole corpus -------------------------------------------------------------------------------------

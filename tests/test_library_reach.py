@@ -298,6 +298,71 @@ def test_a_namespace_directory_of_an_extra_names_the_requirement_asking_for_it(b
     assert "Requires-Dist" not in finding.message and "nvjitlink" not in finding.message
 
 
+def test_a_directory_the_wheel_shares_with_a_requirement_names_it(build, tmp_path):
+    """From sweep J (nvidia-cusolver 12.4.1.2 for CUDA 13: every cu13 distribution installs into nvidia/cu13/lib,
+    and libcusolver's RPATH $ORIGIN leads there): a directory the wheel installs into too was skipped, and the
+    advice was to vendor cuBLAS. Installed beside the requirement, the library loads from the shared directory."""
+    blas = build.compile_c("int blas_gemm(void) { return 13; }\n", "libblas13.so.13",
+                           flags=("-Wl,-soname,libblas13.so.13",))
+    solver = build.compile_c("extern int blas_gemm(void);\nint solve(void) { return blas_gemm() + 1; }\n",
+                             "libsolver.so.12", libs=(blas,), flags=("-Wl,-soname,libsolver.so.12", "-Wl,-rpath,$ORIGIN"))
+    ext = build.compile_c(extension_source("_cu13", "    return solve();", prelude="extern int solve(void);\n"),
+                          "_cu13.so", libs=(solver,), flags=("-Wl,-rpath,$ORIGIN/lib",))
+    tag = python_tag()
+    wheel = build_wheel(tmp_path / "user", "nvsolve", "1.0", f"{tag}-{tag}-linux_x86_64", {
+        "nvidia/cu13/__init__.py": b"", f"nvidia/cu13/_cu13{EXT_SUFFIX}": ext, "nvidia/cu13/lib/libsolver.so.12": solver,
+        f"{dist_info('nvsolve', '1.0')}/METADATA": _metadata("nvsolve", ("nvidia-cublas==13.*",)),
+    })
+    report = audit_one(wheel)
+    (finding,) = by_rule(report, "external-library")
+    assert ("needs libblas13.so.13, which the wheel does not provide; its RPATH leads to nvidia/cu13/lib, which it "
+            "shares with nvidia-cublas (in Requires-Dist), which may install it there") in finding.message
+    assert finding.hint.startswith("if nvidia-cublas provides it, accept it with --exclude 'libblas13.so.13'")
+    assert report.deserved_tag == auditwheel_show(wheel)["overall_tag"] == "linux_x86_64"
+    provider = build_wheel(tmp_path / "provider", "nvidia_cublas", "13.0", "py3-none-manylinux_2_17_x86_64", {
+        "nvidia/cu13/lib/libblas13.so.13": blas,
+        f"{dist_info('nvidia_cublas', '13.0')}/METADATA": _metadata("nvidia-cublas"),
+    })
+    python = make_venv(tmp_path / "venv")
+    for each in (provider, wheel):
+        proc = pip_install(python, each)
+        assert proc.returncode == 0, proc.stderr
+    proc = import_and_call(python, "nvidia.cu13._cu13", tmp_path)
+    assert proc.returncode == 0 and proc.stdout.strip() == "14", proc.stderr
+
+
+def test_what_a_library_no_tree_reaches_needs_from_outside_is_judged(build, tmp_path):
+    """From sweep J (foundry-local-sdk 2.2.1, whose package loads libfoundry_local.so with ctypes, and whose
+    libfoundry_local.so needs onnxruntime's libonnxruntime.so.1): a shipped library that its needer does not reach
+    was never a root, so what it needs was never judged, and --exclude of the unreached name (what a user of such
+    a package is told to do) gave PASS. Loaded on its own, as ctypes loads it, it fails."""
+    outside = build.compile_c("int outside(void) { return 5; }\n", "libnotthere.so.1",
+                              flags=("-Wl,-soname,libnotthere.so.1",))
+    lib = build.compile_c("extern int outside(void);\nint inner(void) { return outside(); }\n", "liba.so",
+                          libs=(outside,), flags=("-Wl,-soname,liba.so",))
+    ext = build.compile_c(extension_source("_orph", "    return inner();", prelude="extern int inner(void);\n"),
+                          "_orph.so", libs=(lib,))
+    tag = python_tag()
+    wheel = build_wheel(tmp_path, "orph", "1.0", f"{tag}-{tag}-manylinux_2_17_x86_64", {
+        "orph/__init__.py": b"", f"orph/_orph{EXT_SUFFIX}": ext, "orph/sub/liba.so": lib})
+    report = audit_one(wheel)
+    found = {(f.file, f.subject) for f in by_rule(report, "external-library")}
+    assert found == {(f"orph/_orph{EXT_SUFFIX}", "liba.so"), ("orph/sub/liba.so", "libnotthere.so.1")}
+    assert sorted(report.external_libs) == ["liba.so", "libnotthere.so.1"]
+    excluded = audit_one(wheel, exclude=("liba.so",))
+    assert not excluded.passed and excluded.deserved_tag == "linux_x86_64"
+    assert [(f.file, f.subject) for f in by_rule(excluded, "external-library")] == [("orph/sub/liba.so",
+                                                                                     "libnotthere.so.1")]
+    assert report.deserved_tag == auditwheel_show(wheel)["overall_tag"] == "linux_x86_64"
+    # for real: loaded by path, as the package's ctypes would load it, it cannot find libnotthere.so.1
+    python = make_venv(tmp_path / "venv")
+    assert pip_install(python, wheel).returncode == 0
+    proc = subprocess.run([str(python), "-c", "import ctypes, os, orph; "
+                           "ctypes.CDLL(os.path.join(os.path.dirname(orph.__file__), 'sub', 'liba.so'))"],
+                          capture_output=True, text=True, cwd=tmp_path, env=_clean_env(), timeout=120)
+    assert proc.returncode != 0 and "libnotthere.so.1: cannot open shared object file" in proc.stderr
+
+
 @pytest.fixture(scope="module")
 def purelib(build, tmp_path_factory) -> Path:
     ext = build.compile_c(extension_source("_pure"), "_pure.so")
@@ -499,6 +564,7 @@ def test_a_directory_is_named_like_a_requirement_by_prefix_or_suffix_but_not_a_g
     assert _owners("tvm_ffi/lib", ("apache-tvm-ffi", "z3-solver")) == ("apache-tvm-ffi",)
     assert _owners("z3/lib", ("apache-tvm-ffi", "z3-solver")) == ("z3-solver",)
     assert _owners("core/lib", ("pydantic-core",)) == ()  # a generic name is no one's
+    assert _owners("meshlib_core.libs", ("meshlib-core",)) == ("meshlib-core",)  # where auditwheel grafts into it
     # PyQt6/Qt6/lib holds pyqt6-qt6's libraries and those of add-ons such as pyqt6-charts-qt6
     required = ("pyqt6-sip", "pyqt6-charts-qt6", "pyqt6")
     assert _owners("PyQt6/Qt6/lib", required, (), "qt6charts") == ("pyqt6-charts-qt6",)

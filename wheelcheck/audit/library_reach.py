@@ -42,6 +42,7 @@ class ForeignDirectories:
     directories: tuple[str, ...]  # site-packages directories of the RPATH that the wheel does not ship
     required: tuple[str, ...]  # the Requires-Dist names that may install them (named like the directory)
     exact: bool = True  # each directory's top is a required distribution's own name (torch/lib: torch)
+    shared: bool = False  # the wheel installs files into each directory too (nvidia/cu13/lib, a namespace's)
 
 
 def shipped_copies(elves: list[ElfInfo]) -> dict[str, list[ElfInfo]]:
@@ -73,15 +74,17 @@ def unreached(model: WheelModel, needer: ElfInfo, soname: str,
 
 
 def foreign_directories(model: WheelModel, needer: ElfInfo, soname: str) -> ForeignDirectories | None:
-    """The directories of ``needer``'s RPATH/RUNPATH inside site-packages that the wheel ships nothing in
-    and that a distribution of its Requires-Dist is named like; None when there is none (build-tree
+    """The directories of ``needer``'s RPATH/RUNPATH inside site-packages that a distribution of its Requires-Dist
+    is named like (whether or not the wheel installs files there too); None when there is none (build-tree
     leftovers such as Bazel's ``_solib_local`` name no distribution, and say nothing about the library)."""
     shipped_dirs = _shipped_directories(model.members, model.data_dir, model.root_is_purelib)
     found: list[tuple[str, tuple[str, ...]]] = []  # (directory, the requirements named like it)
     for entry in needer.rpath + needer.runpath:
         directory = rpath_directory(model, needer.path, entry)
-        if directory is None or not directory.startswith("/sp/") or _ships_in(shipped_dirs, directory):
+        if directory is None or not directory.startswith("/sp/"):
             continue
+        # a directory the wheel installs into may be shared with a requirement (nvidia/cu13/lib holds every cu13
+        # library; meshlib_core.libs both meshlib's and meshlib-core's): it is named like the requirement too
         named = _owners(directory[len("/sp/"):], installed_requirements(model.requires_dist),
                         requested_extras(model.requires_dist), _library_stem(soname))
         found.append((directory[len("/sp/"):], named))
@@ -96,14 +99,18 @@ def foreign_directories(model: WheelModel, needer: ElfInfo, soname: str) -> Fore
     directories = tuple(dict.fromkeys(d for d, _ in found))
     owners = tuple(dict.fromkeys(o for _, named in found for o in named))
     return ForeignDirectories(needer.path, soname, directories, owners,
-                              all(_top(d) in named for d, named in found))
+                              all(_top(d) in named for d, named in found),
+                              all(_ships_in(shipped_dirs, "/sp/" + d) for d in directories))
 
 
 _GENERIC_DIRECTORIES = frozenset({"lib", "lib64", "libs", "core", "bin", "share", "include", "data", "plugins"})
 
 
 def _top(directory: str) -> str:
-    return canonicalize_name(directory.split("/", 1)[0])
+    """The distribution a top directory is named after: foo for foo/lib, and for foo.libs, where auditwheel puts
+    what it grafts into foo's wheel."""
+    top = directory.split("/", 1)[0]
+    return canonicalize_name(top.removesuffix(".libs") or top)
 
 
 def _named_like(directory: str, stem: str) -> int:
@@ -192,7 +199,8 @@ def why_missing(model: WheelModel, needer: ElfInfo | None, soname: str,
         where, owners = ", ".join(foreign.directories), " or ".join(foreign.required)
         # a directory named like another distribution's own package is where that one installs; one named
         # like a family (sherpa_onnx/... for sherpa-onnx-core) is a guess: the family may install elsewhere
-        whose = (f"where {owners} (in Requires-Dist) installs its files" if foreign.exact else
+        whose = (f"which it shares with {owners} (in Requires-Dist), which may install it there" if foreign.shared
+                 else f"where {owners} (in Requires-Dist) installs its files" if foreign.exact else
                  f"named like {owners} (in Requires-Dist), which may install it there")
         return (f"needs {soname}, which the wheel does not provide; its RPATH leads to {where}, {whose}",
                 f"if {owners} provides it, accept it with --exclude '{soname}' (the loader finds it there "
@@ -284,7 +292,8 @@ def _owners(directory: str, required: tuple[str, ...], extras: tuple[tuple[str, 
     library's own project: the namespace's other distributions (nvidia-nvjitlink-cu12) do not install there, but
     a requirement asking for an extra of that name does (cuda-toolkit[cublas], named so). Cached: a large wheel
     asks about the same few directories for each of hundreds of libraries."""
-    parts = [canonicalize_name(p) for p in directory.split("/") if p]
+    parts: list[str] = [canonicalize_name(p) for p in directory.split("/") if p]
+    parts[0] = _top(directory)
     # named with a prefix or a suffix: z3/lib for z3-solver, tvm_ffi/lib for apache-tvm-ffi (not a generic name such
     # as lib or core, which pydantic-core or any *-lib would end with)
     family = [r for r in required if r.startswith(f"{parts[0]}-")

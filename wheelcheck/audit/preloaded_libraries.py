@@ -53,7 +53,8 @@ def loaded_first(model: WheelModel, needer: ElfInfo | None, soname: str, copies:
     may open with ctypes first is no proof: a plugin of a ctypes library missing its RUNPATH is the commonest break
     auditwheel exists to catch. musl matches a NEEDED name only to a library it found by searching (a library
     opened by path gets no short name), so there the copy must be a dependency in an extension's tree."""
-    if needer is None or needer.is_extension or needer.is_program or needer.path not in resolution.roots:
+    if needer is None or needer.is_extension or needer.is_program or needer.path not in resolution.roots \
+            or needer.path in resolution.orphans:  # a file needs it by name: not known to be opened by path
         return None
     found = unreached(model, needer, soname, copies)
     if found is None or not all(model.install_path(m).startswith("/sp/") for m in (needer.path, found.shipped)):

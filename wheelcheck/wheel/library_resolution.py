@@ -5,6 +5,11 @@ loads it: breadth first; a name already loaded (by SONAME) is reused; otherwise 
 DT_RPATH and those of its loaders (when it has no DT_RUNPATH), then its DT_RUNPATH, with $ORIGIN
 expanded to the object's install directory. Host directories are never searched: the audit is
 hermetic, so whatever the wheel does not provide is external.
+
+A library that some file needs by name but that no tree reaches (its needer's search path misses it, ctypes loads
+it by path, or --exclude hides the need) becomes a root of its own too (an orphan), so that the libraries it
+needs that the wheel does not ship are judged (foundry-local-sdk's libfoundry_local.so, loaded with ctypes, needs
+onnxruntime's libonnxruntime.so.1). Those it ships are left to the loader: an RPATH it inherits finds them.
 """
 
 from __future__ import annotations
@@ -34,31 +39,43 @@ _INSTALL_ROOTS = {"sp", "bin", "data", "headers"}
 
 @dataclass(frozen=True)
 class Resolution:
-    roots: tuple[str, ...]  # member paths judged as load roots
+    roots: tuple[str, ...]  # member paths judged as load roots, the orphans last
     provided: dict[tuple[str, str], str]  # (member, soname) -> member that provides it
     unresolved: dict[tuple[str, str], None]  # (member, soname) needed in a judged tree, not in the wheel
     loaded_from: dict[str, tuple[str, ...]]  # member -> roots whose tree loads it
+    orphans: tuple[str, ...] = ()  # roots that a file needs by name but no tree reaches (see the module's docstring)
 
 
 def resolve(model: WheelModel, elves: list[ElfInfo], libc: str = "glibc") -> Resolution:
     """The load tree of each root; ``libc``, the wheel's, decides how a NEEDED path is opened."""
     index = {model.install_path(e.path): e for e in elves}
     needed_names = {n for e in elves for n in e.needed}
-    roots = tuple(e.path for e in elves if e.is_extension or e.path.rsplit("/", 1)[-1] not in needed_names)
+    roots = [e.path for e in elves if e.is_extension or e.path.rsplit("/", 1)[-1] not in needed_names]
     by_path = {e.path: e for e in elves}
     provided: dict[tuple[str, str], str] = {}
     unresolved: dict[tuple[str, str], None] = {}
     loaded_from: dict[str, list[str]] = {}
     for root in roots:
         _load_tree(model, index, by_path[root], provided, unresolved, loaded_from, libc)
+    orphans = []
+    shipped = {n for e in elves for n in (e.path.rsplit("/", 1)[-1], e.soname) if n}
+    for elf in elves:  # in wheel order; an orphan's tree may load later ones, which are then no orphans
+        if elf.path not in loaded_from:
+            orphans.append(elf.path)
+            missing: dict[tuple[str, str], None] = {}
+            _load_tree(model, index, elf, provided, missing, loaded_from, libc)
+            # loaded on its own, it searches no loader's RPATH: a name the wheel ships may be found through the
+            # loader's, once its needer reaches it; what the wheel ships nowhere is missing however it is loaded
+            unresolved.update((key, None) for key in missing if key[1] not in shipped)
     for key in list(unresolved):
         if key in provided:
             del unresolved[key]  # resolved in another tree that also loads this object
     return Resolution(
-        roots=roots,
+        roots=tuple(roots + orphans),
         provided=provided,
         unresolved=unresolved,
         loaded_from={k: tuple(v) for k, v in loaded_from.items()},
+        orphans=tuple(orphans),
     )
 
 
