@@ -126,6 +126,26 @@ def test_a_dlopen_fallback_of_a_whitelisted_library_is_not_unguaranteed(build, t
     assert not by_rule(w, "dlopen-unguaranteed")
 
 
+def test_glibcs_own_nss_modules_are_there_on_glibc_only(build, tmp_path):
+    """From sweep J (pyqtwebengine-qt5: Chromium names libnss_files.so.2 and libnss_compat.so.2 to load them
+    before its sandbox starts): glibc builds them and ships them in its own package, so they were no library
+    'there only if the user installed it', and a private copy would have to match the running glibc. musl has none."""
+    names = ("libnss_files.so.2", "libnss_compat.so.2")
+    ext = build.compile_c(dlopen_candidates_source("nssmods", names), "nssmods.so", libs=("dl",))
+    w = one(build_wheel(tmp_path / "glibc", "nssmods", "1.0", TAG, {EXT.format("nssmods"): ext}))
+    assert rows_of(w, EXT.format("nssmods")) == {n: "allowed" for n in names}
+    assert not by_rule(w, "dlopen-unguaranteed")
+    python = make_venv(tmp_path / "venv")  # for real: the first one loads, from this system's glibc
+    assert pip_install(python, build_wheel(tmp_path / "glibc", "nssmods", "1.0", "cp311-cp311-linux_x86_64",
+                                           {EXT.format("nssmods"): ext})).returncode == 0
+    proc = import_and_call(python, "pkg.nssmods", tmp_path)
+    assert proc.returncode == 0 and proc.stdout.strip() == "1", proc.stderr
+    musl = build.compile_c(dlopen_candidates_source("nssmods", names), "nssmods_musl.so", target="x86_64-linux-musl")
+    m = one(build_wheel(tmp_path / "musl", "nssmods", "1.0", "cp311-cp311-musllinux_1_2_x86_64",
+                        {"pkg/nssmods.cpython-311-x86_64-linux-musl.so": musl}))
+    assert m.libc == "musl" and by_rule(m, "dlopen-unguaranteed")
+
+
 def test_a_dlopen_fallback_of_a_driver_is_not_unguaranteed(build, tmp_path):
     """vtk's glad loader tries libEGL.so.1, then libEGL.so: the first is the system's driver library."""
     ext = build.compile_c(dlopen_candidates_source("egls", ("libEGL.so.1", "libEGL.so")), "egls.so", libs=("dl",))

@@ -108,9 +108,19 @@ def runtime_candidates(elf: ElfInfo) -> list[str]:
             and not LIBPYTHON.match(s)]
 
 
+# Built by glibc itself and part of its package on every glibc distribution (Debian's libc6, CentOS 7's and
+# AlmaLinux's glibc), yet in no policy: nothing links them, glibc or a program opens them (Chromium names the NSS
+# modules to load them before its sandbox starts). A private copy would have to match the running glibc.
+_GLIBC_OWN_MODULES = frozenset({"libnss_files.so.2", "libnss_dns.so.2", "libnss_compat.so.2", "libthread_db.so.1",
+                                "libBrokenLocale.so.1", "libanl.so.1"})
+
+
 def _allowed(ctx: CheckContext, soname: str) -> bool:
-    """May the wheel count on the system for ``soname``: the policy judged, or, for plain linux, any policy."""
+    """May the wheel count on the system for ``soname``: the policy judged, or, for plain linux, any policy;
+    on glibc, also glibc's own modules."""
     policy: Policy = ctx.policy
+    if ctx.libc == "glibc" and soname in _GLIBC_OWN_MODULES:
+        return True
     return any(p.provides(soname, ctx.arch) for p in ((policy,) if not policy.is_linux else ctx.policies))
 
 
