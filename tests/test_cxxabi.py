@@ -164,6 +164,19 @@ def test_mangling_helpers_on_known_names():
         "std::__cxx11::basic_string<…>::_M_replace"
     assert short_name("_ZSt28__throw_bad_array_new_lengthv") == "std::__throw_bad_array_new_length"
     assert short_name("_Z4takeRKSs") == "take"
+    # function-local entities (sweep J: rdkit's boost::python guard variables were shown mangled), c++filt's words
+    assert short_name("_ZGVZN3foo3barEvE1x") == "guard variable for foo::bar::x"
+    assert short_name("_ZZ3fooRKSsE5cache_0") == "foo::cache"  # a discriminator ends it
+    assert short_name("_ZZN3foo3barEvE5cache__12_") == "foo::bar::cache"
+    assert short_name("_ZZN3foo3barEvEs") == "foo::bar::(string literal)"
+    assert short_name("_ZTSZN3foo3barEvEUlvE_") == "typeinfo name for foo::bar::(lambda)"
+    assert short_name("_ZGVN5boost6python9converter10registeredIiE10convertersE") == \
+        "guard variable for boost::python::converter::registered<…>::converters"
+    assert short_name("_ZTISt9exception") == "typeinfo for std::exception"
+    assert short_name("_ZTVN3foo3BarE") == "vtable for foo::Bar"
+    assert short_name("_ZGTtNSt12domain_errorC1EPKc") == "transaction clone for std::domain_error::domain_error"
+    for odd in ("_ZGV", "_ZTIi", "_ZGVZ", "_ZZ3fooE", "_ZZ3fooE9x", "_ZZ3fooE" + "9" * 5000 + "x", "_ZZ3fooE1x" + "E1x" * 3000):
+        assert short_name(odd) == odd  # malformed, or longer than anyone reads: shown as it is
     # operator names (what c++filt prints, parameters and template arguments left out)
     assert short_name("_ZStplIcSt11char_traitsIcESaIcEENSt7__cxx1112basic_stringIT_T0_T1_EEPKS5_RKS8_") == \
         "std::operator+<…>"
