@@ -8,6 +8,7 @@ the wrong answer only under RTLD_GLOBAL, a shared soname must fail or swap at im
 from __future__ import annotations
 
 import json
+import zipfile
 
 import jsonschema
 import pytest
@@ -120,6 +121,57 @@ def test_rtld_global_loader_makes_the_collision_live(stories, tmp_path):
     pip_install(site, global_a, wheels["b"])
     expect = stories["lapack"]["story"].expect
     assert _calls(site) == [expect["a"], expect["a"]]  # no flags of our own: the import order decides
+
+
+_GUARDED_INIT = (b"import os, sys\nif os.getenv('LAPACK_A_GLOBAL'):\n    _flags = sys.getdlopenflags()\n"
+                 b"    sys.setdlopenflags(_flags | os.RTLD_GLOBAL)\n    from ._ext import call\n"
+                 b"    sys.setdlopenflags(_flags)\nelse:\n    from ._ext import call\n")
+_USERS_INIT = (b"import os, sys\nfrom ._ext import call\n\ndef load_plugin(path):\n"
+               b"    import ctypes\n    flags = sys.getdlopenflags()\n    sys.setdlopenflags(flags | os.RTLD_GLOBAL)\n"
+               b"    try:\n        return ctypes.CDLL(path)\n    finally:\n        sys.setdlopenflags(flags)\n")
+_DEPS_INIT = (b"import ctypes, os\n\ndef _load_global_deps():\n    name = 'libglobal_deps' + '.so'\n"
+              b"    ctypes.CDLL(os.path.join(os.path.dirname(__file__), name), mode=ctypes.RTLD_GLOBAL)\n\n"
+              b"_load_global_deps()\nfrom ._ext import call\n")
+
+
+@pytest.mark.parametrize("init", [_GUARDED_INIT, _USERS_INIT, _DEPS_INIT], ids=["env-guarded", "users", "other-lib"])
+def test_rtld_global_the_import_does_not_apply_to_the_library_stays_latent(stories, build, tmp_path, init):
+    """From sweep K (any environment with torch and numpy failed conflicts): torch names RTLD_GLOBAL in a branch an
+    environment variable opens, in a function its users call (torch/_ops.py), and for libtorch_global_deps.so alone
+    (ctypes). None of these puts the colliding library in the global scope: latent, and right for real."""
+    wheels = stories["lapack"]["vendored"]
+    deps = build.compile_c("int global_dep(void) { return 1; }\n", "libglobal_deps.so")
+    with_init = replace_member(wheels["a"], tmp_path / "init", "lapack_a/__init__.py", init)
+    variant = replace_member(with_init, tmp_path / "variant", "lapack_a/libglobal_deps.so", deps.read_bytes())
+    code, report = conflicts_json(variant, wheels["b"])
+    assert code == 0, report
+    blas = [f for f in findings(report, "conflict-symbols") if f["family"] == "blas"]
+    assert blas and {f["liveness"] for f in blas} == {"latent"} and {f["severity"] for f in blas} == {"warning"}
+    site = tmp_path / "site"
+    pip_install(site, variant, wheels["b"])
+    expect = stories["lapack"]["story"].expect
+    assert _calls(site) == [expect["a"], expect["b"]]
+
+
+def test_rtld_global_on_the_vendored_library_itself_is_live(stories, tmp_path):
+    """The control: ctypes.CDLL of the vendored library itself (its file name's start is in the code), as
+    scipy-openblas32 does at import: live, an error, and wrong for real."""
+    wheels = stories["lapack"]["vendored"]
+    (vendored,) = [m for m in zipfile.ZipFile(wheels["a"]).namelist() if ".libs/" in m]
+    stem = vendored.rsplit("/", 1)[1].split("-", 1)[0]
+    init = (f"import ctypes, glob, os\n_here = os.path.dirname(__file__)\n"
+            f"_path = glob.glob(os.path.join(_here, os.pardir, 'lapack_a.libs', '{stem}-*'))[0]\n"
+            f"ctypes.CDLL(_path, ctypes.RTLD_GLOBAL)\nfrom ._ext import call\n").encode()
+    variant = replace_member(wheels["a"], tmp_path / "variant", "lapack_a/__init__.py", init)
+    code, report = conflicts_json(variant, wheels["b"])
+    assert code == 1
+    blas = [f for f in findings(report, "conflict-symbols") if f["family"] == "blas"]
+    assert blas and blas[0]["liveness"] == "global" and blas[0]["severity"] == "error"
+    assert f"lapack_a/__init__.py: {vendored.rsplit('/', 1)[1]}" in blas[0]["message"]
+    site = tmp_path / "site"
+    pip_install(site, variant, wheels["b"])
+    expect = stories["lapack"]["story"].expect
+    assert _calls(site) == [expect["a"], expect["a"]]
 
 
 @pytest.fixture(scope="module")

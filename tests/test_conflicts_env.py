@@ -15,7 +15,7 @@ from tests.fixtures.wheels import build_wheel
 from tests.helpers import run_cli
 from wheelcheck.conflicts.distribution import Distribution
 from wheelcheck.conflicts.processes import group_processes, left_out
-from wheelcheck.conflicts.read_distributions import uses_rtld_global
+from wheelcheck.conflicts.global_loading import names_rtld_global as uses_rtld_global
 
 
 def conflicts_json(*args) -> tuple[int, dict]:

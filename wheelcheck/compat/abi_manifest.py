@@ -67,7 +67,9 @@ def build_manifest(dist: Distribution, comments: Mapping[str, tuple[str, ...]]) 
             "tool": {"name": "wheelcheck", "version": __version__},
             "distribution": {"name": dist.name, "version": dist.version, "source": dist.source,
                              "requires_dist": list(dist.requires), "tags": sorted(str(t) for t in dist.tags),
-                             "rtld_global_loaders": list(dist.global_loaders)},
+                             "rtld_global_loaders": list(dist.global_loaders),
+                             "rtld_global_libraries": None if dist.global_libraries is None else
+                             list(dist.global_libraries)},
             "files": files}
 
 
@@ -94,7 +96,9 @@ def read_manifest(path: str | Path) -> Distribution:
         elves = tuple(_elf(entry) for entry in doc["files"])
         return Distribution(meta["name"], meta["version"], f"{path.name} (manifest of {meta.get('source', '?')})",
                             tuple(meta.get("requires_dist", ())), tags, elves,
-                            tuple(meta.get("rtld_global_loaders", ())))
+                            tuple(meta.get("rtld_global_loaders", ())),
+                            None if meta.get("rtld_global_libraries") is None else
+                            tuple(meta["rtld_global_libraries"]))
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise UsageError(str(path), f"malformed ABI manifest ({type(exc).__name__}: {exc})") from None
 

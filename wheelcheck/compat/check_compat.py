@@ -91,7 +91,7 @@ def check_compat(dists: Sequence[Distribution], policies: PolicySet, *,
     order = sorted(dists, key=lambda d: -required_by[d.key])  # hosts first: their copy of a name wins
     run = _Run(list(dists), given, layout, system, policies,
                marker_environment(dists, arches.most_common(1)[0][0] if arches else None), exports,
-               KeyIndex(exports), {}, [p for p in layout.placed if p.dist.global_loaders],
+               KeyIndex(exports), {}, [p for p in layout.placed if p.elf.path in p.dist.global_paths],
                preload(layout, order, system))
     out = []
     for subject in (subjects if subjects is not None else dists):

@@ -10,7 +10,8 @@ Each colliding name gets
   definitions: counted only), ``vague`` (C++ vague linkage: every copy weak or STB_GNU_UNIQUE, or a
   std:: instantiation, which all come from the same libstdc++ headers), else ``strong``;
 - a liveness: ``unique`` (some copy is STB_GNU_UNIQUE: the loader binds every user to one copy even
-  under RTLD_LOCAL), ``global`` (a distribution involved loads libraries with RTLD_GLOBAL), else
+  under RTLD_LOCAL), ``global`` (a copy is in a file its distribution's import loads with RTLD_GLOBAL:
+  global_loading.py), else
   ``latent``: Python imports extensions with RTLD_LOCAL, so the copies meet only once one of them is in
   the global scope (RTLD_GLOBAL, LD_PRELOAD);
 - a family (data/families.json): the one whose owners all its files are (a vendored libgfortran), else
@@ -20,6 +21,7 @@ Names of one family, hazard and liveness are reported together per group of dist
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass, field
 
@@ -54,7 +56,13 @@ _EXAMPLES = 5
 
 def is_harmless(name: str) -> bool:
     return name in _HARMLESS_NAMES or name.startswith(_HARMLESS_PREFIXES) or (
-        name.startswith("__") and _COMPILER_HELPER.match(name) is not None)
+        name.startswith("__") and _COMPILER_HELPER.match(name) is not None) or _TYPEINFO_OF_NO_CLASS.match(name) is not None
+
+
+# the typeinfo (or its name) of a type that names no class: void(), bool(), a pointer to one, int. Compared by name
+# and the same object by content in every copy (sweep K: optree's and tensorflow's _ZTIFvvE made every tensorflow
+# environment fail)
+_TYPEINFO_OF_NO_CLASS = re.compile(r"_ZT[IS][A-Za-z]+$")
 
 
 @dataclass
@@ -93,7 +101,7 @@ def symbol_conflicts(index: SymbolIndex) -> tuple[list[ConflictFinding], Collisi
     build_of = [f.identity for f in files]
     version_defs = frozenset().union(*(f.elf.version_defs for f in files))
     owned = [frozenset(_owned_families(f)) for f in files]
-    global_keys = {f.dist.key for f in files if f.dist.global_loaders}
+    in_global = [f.elf.path in f.dist.global_paths for f in files]  # loaded with RTLD_GLOBAL as it is imported
     file_sets: dict[tuple[int, ...], _Files] = {}
     not_std = _OPERATOR_NEW_DELETE + table["libstdcxx"].sentinels
     rows = []
@@ -113,7 +121,7 @@ def symbol_conflicts(index: SymbolIndex) -> tuple[list[ConflictFinding], Collisi
         if shared_by is None:
             dists = frozenset(dist_of[n] for n in numbers)
             shared_by = file_sets[numbers] = _Files(frozenset.intersection(*(owned[n] for n in numbers)), dists,
-                                                    bool(dists & global_keys))
+                                                    any(in_global[n] for n in numbers))
         family: str | None
         if shared_by.owned:
             family, precise = min(shared_by.owned), True
@@ -137,7 +145,7 @@ def symbol_conflicts(index: SymbolIndex) -> tuple[list[ConflictFinding], Collisi
             group.providers[n] = group.providers.get(n, 0) + 1
     stats.colliding = len(rows)
     merged = _merge_components(groups)
-    return [_finding(key, group, files, table, global_keys, by_name) for key, group in merged.items()], stats
+    return [_finding(key, group, files, table, by_name) for key, group in merged.items()], stats
 
 
 def _colliding(copies: list[Copy], dist_of: list[str], build_of: list[tuple]) -> list[Copy] | None:
@@ -234,14 +242,15 @@ _STD_TEXT = ("std:: definitions from libstdc++'s headers or its static part (lib
              "toolchains): the same code unless the toolchains differ")
 
 
-def _liveness_text(liveness: str, files: list[FileExports], global_keys: set[str]) -> str:
+def _liveness_text(liveness: str, files: list[FileExports]) -> str:
     if liveness == "unique":
         return "some are STB_GNU_UNIQUE: the loader makes every library use one copy, even under RTLD_LOCAL"
     if liveness == "global":
-        loaders = sorted({(f.dist.label, f.dist.global_loaders[0]) for f in files if f.dist.key in global_keys})
-        who = ", ".join(f"{label} ({where})" for label, where in loaders)
-        return f"live: {who} load{'s' if len(loaders) == 1 else ''} libraries with RTLD_GLOBAL, so its copies " \
-               f"serve every library loaded after them"
+        loaders = sorted({(f.dist.label, f.dist.global_loaders[0], posixpath.basename(f.elf.path)) for f in files
+                          if f.elf.path in f.dist.global_paths})
+        who = ", ".join(f"{label} ({where}: {lib})" for label, where, lib in loaders)
+        return f"live: {who} load{'s' if len(loaders) == 1 else ''} with RTLD_GLOBAL as it is imported, so its " \
+               f"copies serve every library loaded after them"
     return ("latent: Python imports extensions with RTLD_LOCAL, so the copies meet once one of them is in the "
             "global scope (ctypes or sys.setdlopenflags with RTLD_GLOBAL, as torch does for libtorch_global_deps.so; "
             "LD_PRELOAD)")
@@ -255,7 +264,7 @@ def _severity(hazard: str, liveness: str, family: str | None) -> str:
 
 
 def _finding(key: tuple, group: _Group, every_file: list[FileExports], table: dict[str, Family],
-             global_keys: set[str], by_name: dict[str, tuple[str, bool]]) -> ConflictFinding:
+             by_name: dict[str, tuple[str, bool]]) -> ConflictFinding:
     family, hazard, liveness, _dists = key
     fam = table.get(family) if family else None
     names = sorted(group.names)
@@ -276,7 +285,7 @@ def _finding(key: tuple, group: _Group, every_file: list[FileExports], table: di
     shown = ", ".join(short_name(n) for n in examples[:3])
     hazard_text = _STD_TEXT if family == "libstdcxx" and hazard == "vague" else _HAZARD_TEXT[hazard]
     message = (f"{what} defined by {_join(labels)} ({shown}{', ...' if count > 3 else ''}): "
-               f"{_liveness_text(liveness, [f for f, _ in files], global_keys)}")
+               f"{_liveness_text(liveness, [f for f, _ in files])}")
     hint = ("keep each copy private: build with -fvisibility=hidden (and -fvisibility-inlines-hidden), link static "
             "libraries with -Wl,--exclude-libs,ALL or a version script; for a vendored library, `wheelcheck repair "
             "--hide-symbols` renames what the wheel imports and hides the rest")

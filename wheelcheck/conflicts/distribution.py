@@ -7,6 +7,7 @@ object, so the analyses never know where the files came from.
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -27,7 +28,32 @@ class Distribution:
     requires: tuple[str, ...] = ()  # Requires-Dist lines
     tags: frozenset[Tag] = frozenset()  # from WHEEL (empty when unknown)
     elves: tuple[ElfInfo, ...] = ()
-    global_loaders: tuple[str, ...] = ()  # its Python files that load libraries with RTLD_GLOBAL
+    global_loaders: tuple[str, ...] = ()  # its Python files that load libraries with RTLD_GLOBAL as it is imported
+    # what they load (global_loading.py): the starts of its libraries' file names; None: any of its libraries
+    global_libraries: tuple[str, ...] | None = None
+    dormant_loaders: tuple[str, ...] = ()  # files naming RTLD_GLOBAL where the import does not go
+
+    @cached_property
+    def global_paths(self) -> frozenset[str]:
+        """Its ELF files in the global scope once it is imported: those its code loads with RTLD_GLOBAL, and what
+        they need of its own files (by file name or SONAME); every file when that cannot be told."""
+        if not self.global_loaders:
+            return frozenset()
+        if self.global_libraries is None:
+            return frozenset(e.path for e in self.elves)
+        by_name: dict[str, ElfInfo] = {}
+        for elf in self.elves:
+            for name in (posixpath.basename(elf.path), elf.soname):
+                if name:
+                    by_name.setdefault(name, elf)
+        pending = [e for e in self.elves if posixpath.basename(e.path).startswith(self.global_libraries)]
+        found: set[str] = set()
+        while pending:
+            elf = pending.pop()
+            if elf.path not in found:
+                found.add(elf.path)
+                pending.extend(by_name[n] for n in elf.needed if n in by_name)
+        return frozenset(found)
 
     @cached_property
     def key(self) -> str:

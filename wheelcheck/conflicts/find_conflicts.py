@@ -10,6 +10,8 @@ is built once and every rule reads it:
 
 from __future__ import annotations
 
+import posixpath
+
 import gc
 from collections.abc import Iterable
 from contextlib import contextmanager
@@ -76,6 +78,12 @@ def _notes(process: Process, elf_files: int) -> list[str]:
                      if elf_files or len(process.members) > 1 else "a single distribution: nothing to compare")
     for dist in process.members:
         if dist.global_loaders:
-            notes.append(f"{dist.label} loads libraries with RTLD_GLOBAL ({', '.join(dist.global_loaders[:3])}): "
-                         f"collisions with its symbols are live, not latent")
+            which = "its libraries" if dist.global_libraries is None else ", ".join(
+                sorted(posixpath.basename(p) for p in dist.global_paths)[:4]) or "nothing it ships"
+            notes.append(f"{dist.label} loads {which} with RTLD_GLOBAL as it is imported "
+                         f"({', '.join(dist.global_loaders[:3])}): collisions with their symbols are live, not latent")
+        elif dist.dormant_loaders:
+            notes.append(f"{dist.label} names RTLD_GLOBAL only where its import does not go (a function its users "
+                         f"call, a branch an environment variable opens: {', '.join(dist.dormant_loaders[:3])}): "
+                         f"its collisions stay latent unless that code runs")
     return notes

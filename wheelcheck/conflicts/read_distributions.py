@@ -22,6 +22,7 @@ from pathlib import Path
 from packaging.tags import Tag, parse_tag
 
 from wheelcheck.conflicts.distribution import Distribution
+from wheelcheck.conflicts.global_loading import GlobalLoading, global_loading, names_rtld_global
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.elf.elf_summary import is_elf, summarize_file
 from wheelcheck.errors import BadElfError, UsageError
@@ -29,7 +30,7 @@ from wheelcheck.wheel.forked import ChildDied, fork_map
 from wheelcheck.wheel.scanner import default_jobs, scan_wheel
 from wheelcheck.wheel.wheel_reader import WheelReader
 
-__all__ = ["from_wheel", "from_environment", "site_packages_of", "default_python", "uses_rtld_global"]
+__all__ = ["from_wheel", "from_environment", "site_packages_of", "default_python"]
 
 PARALLEL_THRESHOLD = 16 << 20  # below this much ELF data, starting processes costs more than it saves
 _SHARED_OBJECT = re.compile(r"\.so(?:\.[0-9A-Za-z_]+)*$")
@@ -37,22 +38,18 @@ _PATHS_SCRIPT = ("import json, sysconfig; "
                  "print(json.dumps([sysconfig.get_path('purelib'), sysconfig.get_path('platlib')]))")
 
 
-def uses_rtld_global(source: bytes) -> bool:
-    """Does Python code (not a comment) name RTLD_GLOBAL: sys.setdlopenflags or ctypes.CDLL(mode=...)?"""
-    if b"RTLD_GLOBAL" not in source:
-        return False
-    return any(b"RTLD_GLOBAL" in line and not line.lstrip().startswith(b"#") for line in source.splitlines())
-
-
 def from_wheel(path: str | Path, jobs: int | None = None) -> Distribution:
     model = scan_wheel(path, jobs=jobs)
     with WheelReader(path) as reader:
         meta = HeaderParser().parsestr(reader.metadata_text("METADATA") or "")
-        loaders = tuple(m.filename for m in reader.members
-                        if m.filename.endswith(".py") and uses_rtld_global(reader.read(m.filename)))
+        python = [m.filename for m in reader.members if m.filename.endswith(".py")]
+        sources = {name: source for name in python if names_rtld_global(source := reader.read(name))}
+        loading = global_loading(sources, lambda: ((n, reader.read(n)) for n in python if n not in sources)) \
+            if sources else GlobalLoading()
     # METADATA spells the name as an environment's dist-info does; the file name only canonically
     return Distribution(meta.get("Name") or model.name, meta.get("Version") or model.version, model.filename,
-                        model.requires_dist, model.tags, model.elves, loaders)
+                        model.requires_dist, model.tags, model.elves, loading.loaders, loading.libraries,
+                        loading.dormant)
 
 
 def default_python() -> str:
@@ -95,7 +92,7 @@ def from_environment(targets: list[str], jobs: int | None = None) -> tuple[list[
                                      "directory)")
     dirs = list(dict.fromkeys(d.resolve() for d in dirs))
     notes: list[str] = []
-    found = []  # (site-packages, dist-info, metadata, tags, ELF paths, RTLD_GLOBAL loaders)
+    found = []  # (site-packages, dist-info, metadata, tags, ELF paths, what it loads with RTLD_GLOBAL)
     for site in dirs:
         infos = sorted(site.glob("*.dist-info"))
         if not infos:
@@ -107,11 +104,11 @@ def from_environment(targets: list[str], jobs: int | None = None) -> tuple[list[
     wanted = [(site, rel) for site, _i, _m, _t, elves, _l in found for rel in elves]
     summaries = dict(zip(wanted, _summarize_files(wanted, jobs)))
     dists = []
-    for site, info, meta, tags, elves, loaders in found:
+    for site, info, meta, tags, elves, loading in found:
         dists.append(Distribution(
             meta.get("Name", info.name.split("-")[0]), meta.get("Version", "?"), f"{site}/{info.name}",
             tuple(meta.get_all("Requires-Dist") or ()), tags,
-            tuple(summaries[(site, rel)] for rel in elves), loaders))
+            tuple(summaries[(site, rel)] for rel in elves), loading.loaders, loading.libraries, loading.dormant))
     return dists, [str(d) for d in dirs], notes
 
 
@@ -128,7 +125,7 @@ def _read_dist_info(site: Path, info: Path, notes: list[str]):
         tags = frozenset(t for line in wheel.get_all("Tag") or () for t in parse_tag(line.strip()))
     except (OSError, ValueError):
         pass  # no WHEEL (installed from an sdist by an old pip): everything in an environment shares a process
-    elves, loaders = [], []
+    elves, python, sources = [], [], {}
     for row in csv.reader(io.StringIO(record)):
         if not row or not row[0]:
             continue
@@ -138,12 +135,23 @@ def _read_dist_info(site: Path, info: Path, notes: list[str]):
             if _is_elf_file(site / rel):
                 elves.append(rel)
         elif name.endswith(".py"):
+            python.append(rel)
             try:
-                if uses_rtld_global((site / rel).read_bytes()):
-                    loaders.append(rel)
+                if names_rtld_global(source := (site / rel).read_bytes()):
+                    sources[rel] = source
             except OSError:
                 continue
-    return site, info, meta, tags, elves, tuple(loaders)
+    loading = global_loading(sources, lambda: _read_python(site, [r for r in python if r not in sources])) \
+        if sources else GlobalLoading()
+    return site, info, meta, tags, elves, loading
+
+
+def _read_python(site: Path, paths: list[str]):
+    for rel in paths:
+        try:
+            yield rel, (site / rel).read_bytes()
+        except OSError:
+            continue
 
 
 def _is_elf_file(path: Path) -> bool:

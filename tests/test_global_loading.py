@@ -1,0 +1,135 @@
+"""What a distribution's import loads with RTLD_GLOBAL (conflicts/global_loading.py), and which of the names sweep K
+found colliding are harmless: read from Python code shaped like torch's, tensorflow's, faiss' and scipy-openblas',
+and from gcc-built libraries imported for real.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.fixtures.conflict_wheels import pip_install, run_python
+from tests.fixtures.wheels import build_wheel, dist_info
+from tests.helpers import run_cli
+from wheelcheck.conflicts.collisions import is_harmless
+from wheelcheck.conflicts.global_loading import global_loading
+
+TORCH = b'''
+import ctypes, os, platform, sys
+def _load_global_deps():
+    lib_ext = ".dylib" if platform.system() == "Darwin" else ".so"
+    lib_name = f"libtorch_global_deps{lib_ext}"
+    path = os.path.join(os.path.dirname(__file__), "lib", lib_name)
+    ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+if os.getenv("TORCH_USE_RTLD_GLOBAL"):
+    sys.setdlopenflags(os.RTLD_GLOBAL | os.RTLD_LAZY)
+    from torch._C import *
+else:
+    _load_global_deps()
+    from torch._C import *
+'''
+TORCH_OPS = b'''
+import contextlib, ctypes, sys
+@contextlib.contextmanager
+def dl_open_guard():
+    old = sys.getdlopenflags()
+    sys.setdlopenflags(old | ctypes.RTLD_GLOBAL)
+    yield
+    sys.setdlopenflags(old)
+'''
+TF_FLAGS = b'''
+import ctypes, sys
+def set_dlopen_flags():
+    sys.setdlopenflags(sys.getdlopenflags() | ctypes.RTLD_GLOBAL)
+'''
+TF_PYWRAP = b'''
+from tensorflow.python import pywrap_dlopen_global_flags
+try:
+    pywrap_dlopen_global_flags.set_dlopen_flags()
+    from tensorflow.python._pywrap_tensorflow_internal import *
+finally:
+    pass
+'''
+FAISS = b'''
+import ctypes
+def _preload_gpu_libs():
+    def _load(path):
+        ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+    for p in []:
+        _load(p)
+_preload_gpu_libs()
+'''
+
+
+def test_torch_loads_its_global_deps_alone():
+    loading = global_loading({"torch/__init__.py": TORCH, "torch/_ops.py": TORCH_OPS}, lambda: iter(()))
+    assert loading.loaders == ("torch/__init__.py",) and loading.dormant == ("torch/_ops.py",)
+    assert "libtorch_global_deps" in (loading.libraries or ())
+
+
+def test_tensorflow_sets_the_flags_from_another_module():
+    others = [("tensorflow/python/pywrap_tensorflow.py", TF_PYWRAP), ("tensorflow/other.py", b"x = 1\n")]
+    loading = global_loading({"tensorflow/python/pywrap_dlopen_global_flags.py": TF_FLAGS}, lambda: iter(others))
+    assert loading.loaders == ("tensorflow/python/pywrap_dlopen_global_flags.py",) and loading.libraries is None
+    alone = global_loading({"tensorflow/python/pywrap_dlopen_global_flags.py": TF_FLAGS}, lambda: iter(()))
+    assert alone.loaders == () and alone.dormant  # nothing calls it: a function for its users
+
+
+def test_a_nested_loader_and_unparsable_code():
+    faiss = global_loading({"faiss/__init__.py": FAISS}, lambda: iter(()))
+    assert faiss.loaders == () and faiss.dormant == ("faiss/__init__.py",)
+    py2 = global_loading({"old/__init__.py": b"print 'x'\nsys.setdlopenflags(RTLD_GLOBAL)\n"}, lambda: iter(()))
+    assert py2.loaders == ("old/__init__.py",) and py2.libraries is None  # read whole, as the name alone was
+
+
+def test_typeinfo_of_types_that_name_no_class_is_harmless():
+    for name in ("_ZTIFvvE", "_ZTSFbvE", "_ZTIPFvvE", "_ZTIi"):
+        assert is_harmless(name)
+    for name in ("_ZTI3Foo", "_ZTISt9exception", "_ZTIN3foo3BarE", "_ZTV3Foo"):
+        assert not is_harmless(name)
+
+
+SECTION_LIB = r"""
+__attribute__((section("mysec"), used)) static int items[] = {ITEMS};
+extern int __start_mysec[], __stop_mysec[];
+int count(void) { return (int)(__stop_mysec - __start_mysec); }
+"""
+EXT = r"""
+#include <Python.h>
+extern int count(void);
+static PyObject *call(PyObject *self, PyObject *args) { return PyLong_FromLong(count()); }
+static PyMethodDef methods[] = {{"call", call, METH_NOARGS, ""}, {0}};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_ext", 0, -1, methods};
+PyMODINIT_FUNC PyInit__ext(void) { return PyModule_Create(&module); }
+"""
+
+
+def _section_wheel(build, out, pkg: str, items: str, visibility: str):
+    lib = build.compile_c(SECTION_LIB.replace("ITEMS", items), f"lib{pkg}.so",
+                          flags=(f"-Wl,-soname,lib{pkg}.so", f"-Wl,-z,start-stop-visibility={visibility}"))
+    ext = build.compile_c(EXT, f"{pkg}_ext.so", libs=(lib,), flags=("-Wl,-rpath,$ORIGIN",))
+    init = (f"import ctypes, os\nctypes.CDLL(os.path.join(os.path.dirname(__file__), 'lib{pkg}.so'), "
+            f"ctypes.RTLD_GLOBAL)\nfrom ._ext import call\n").encode()
+    return build_wheel(out, pkg, "1.0", "cp311-cp311-linux_x86_64", {
+        f"{pkg}/__init__.py": init, f"{pkg}/_ext.cpython-311-x86_64-linux-gnu.so": ext.read_bytes(),
+        f"{pkg}/lib{pkg}.so": lib.read_bytes(),
+        f"{dist_info(pkg, '1.0')}/METADATA": f"Metadata-Version: 2.1\nName: {pkg}\nVersion: 1.0\n".encode()})
+
+
+@pytest.mark.parametrize("visibility", ["protected", "default"])
+def test_section_bounds_are_interposed_even_when_protected(build, tmp_path, visibility):
+    """Sweep K took protobuf's and tensorflow's __start_pb_defaults (STV_PROTECTED) for bounds each file keeps to
+    itself. Not on glibc: a library reaching its own bound through the GOT (as -fPIC code does) is bound to the
+    global scope's copy even when the definition is protected (glibc looks for a copy in the executable first), so
+    with the other library global it walks the other's section. The collision stays a finding."""
+    a = _section_wheel(build, tmp_path / visibility / "a", f"seca_{visibility}", "1, 2, 3", visibility)
+    b = _section_wheel(build, tmp_path / visibility / "b", f"secb_{visibility}", "4, 5", visibility)
+    proc = run_cli("conflicts", "--format", "json", "--fail-on", "info", a, b)
+    found = [f for f in json.loads(proc.stdout)["processes"][0]["findings"] if "__start_mysec" in f.get("names", ())]
+    assert found and found[0]["liveness"] == "global" and found[0]["severity"] == "error"
+    site = tmp_path / visibility / "site"
+    pip_install(site, a, b)
+    run = run_python(site, f"import seca_{visibility} as a, secb_{visibility} as b; print(a.call(), b.call())")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["3", "3"]  # b counted a's section: the global copy served b's reference
