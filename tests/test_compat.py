@@ -22,8 +22,10 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.compat_wheels import (HOST_LIB, NEW_ABI_NAME_LENGTH, NEW_SCALE, OLD_ABI_NAME_LENGTH, OLD_SCALE,
-                                          RUNTIME_V1_SCRIPT, compat_wheels, ext_member, rpath_plugin_wheel,
+                                          RUNTIME_V1_SCRIPT, TAG, compat_wheels, ext_member, rpath_plugin_wheel,
                                           runtime_wheel)
+from tests.fixtures.sources import extension_source
+from tests.fixtures.wheels import build_wheel, dist_info
 from tests.fixtures.conflict_wheels import exported, member_bytes, undefined
 from tests.helpers import make_venv, pip_install, run_cli
 
@@ -234,6 +236,88 @@ def test_rpath_into_a_tree_nobody_installs_will_fail(gpu, tmp_path):
     # declared but not given: cannot tell
     code, report = compat_json(gpu["declared"])
     assert code == 2 and "fake-runtime>=12" in pair_of(report, "gpu_plugin")["reason"]
+
+
+def test_a_system_library_missing_from_a_given_distributions_directory_cannot_be_told(build, gpu, tmp_path):
+    """From sweep K (PySide6's RPATH $ORIGIN/../shiboken6/ and libxkbcommon.so.0, a system library): the plugin's
+    RPATH leads into fake_runtime/lib, which the given fake-runtime installs, and it also needs libsysonly.so.1,
+    which no distribution ships. compat said it comes 'from fake_runtime/lib, which none of the given
+    distributions installs' and will fail; the system provides it, and the plugin loads."""
+    runtime = runtime_wheel(build, tmp_path / "rt")
+    sysonly = build.compile_c("int sys_only(void) { return 30; }\n", "libsysonly.so.1",
+                              flags=("-Wl,-soname,libsysonly.so.1",))
+    with zipfile.ZipFile(runtime) as zf:
+        built_against = tmp_path / "libfakert.so.12"
+        built_against.write_bytes(zf.read("fake_runtime/lib/libfakert.so.12"))
+    ext = build.compile_c(extension_source("_ext", "    return rt_version() + sys_only();",
+                                           prelude="int rt_version(void);\nint sys_only(void);\n"),
+                          "sys_plugin_ext.so", libs=(built_against, sysonly),
+                          flags=("-Wl,-rpath,$ORIGIN/../fake_runtime/lib",))
+    plugin = build_wheel(tmp_path / "plugin", "sys_plugin", "1.0", TAG, {
+        "sys_plugin/__init__.py": b"from ._ext import call\n", ext_member("sys_plugin"): ext,
+        f"{dist_info('sys_plugin', '1.0')}/METADATA": b"Metadata-Version: 2.1\nName: sys_plugin\nVersion: 1.0\n"
+                                                       b"Requires-Dist: fake-runtime\n"})
+    code, report = compat_json(plugin, runtime)
+    pair = pair_of(report, "sys_plugin")
+    assert (code, pair["verdict"]) == (2, "cannot-tell"), pair
+    (missing,) = rules(pair)["compat-missing-library"]
+    assert missing["severity"] == "warning" and "libsysonly.so.1" in missing["message"]
+    assert "none of the given distributions installs" not in missing["message"]
+    system = tmp_path / "system"
+    system.mkdir()
+    (system / "libsysonly.so.1").write_bytes(sysonly.read_bytes())
+    python = make_venv(tmp_path / "v")
+    install_all(python, plugin, runtime)
+    proc = subprocess.run([str(python), "-c", "import sys_plugin; print(sys_plugin.call())"], capture_output=True,
+                          text=True, timeout=120, env={"LD_LIBRARY_PATH": str(system), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0 and proc.stdout.split() == ["42"], proc.stderr
+
+
+def test_the_tally_of_unshown_symbols_is_as_severe_as_they_are(build, tmp_path):
+    """From sweep K (PyQt5-Qt5: 9 'and 6 more undefined symbols' errors, in SARIF too, where every finding shown was
+    a warning): a file needing 25 names of a library no given distribution ships, which may be the system's."""
+    names = [f"sysfn{i}" for i in range(25)]
+    missing = build.compile_c("".join(f"int {n}(void) {{ return 1; }}\n" for n in names), "libnotgiven.so.1",
+                              flags=("-Wl,-soname,libnotgiven.so.1",))
+    body = "    return " + " + ".join(f"{n}()" for n in names) + ";"
+    ext = build.compile_c(extension_source("_ext", body, prelude="".join(f"int {n}(void);\n" for n in names)),
+                          "tally_ext.so", libs=(missing,))
+    plugin = build_wheel(tmp_path, "tally", "1.0", TAG, {"tally/__init__.py": b"from ._ext import call\n",
+                                                         ext_member("tally"): ext})
+    # a given distribution defines them too, in a library the file does not link: each is 'unknown' (the unseen
+    # library may define it), none fails for sure
+    runtime = build_wheel(tmp_path / "prov", "prov", "1.0", TAG, {"prov/libprov.so": missing.read_bytes()})
+    code, report = compat_json(plugin, runtime)
+    found = rules(pair_of(report, "tally"))["compat-missing-symbol"]
+    assert len(found) == 21 and {f["severity"] for f in found} == {"warning"}, found
+    assert found[-1]["message"] == f"{ext_member('tally')}: and 5 more undefined symbols (see the JSON report's files)"
+    sarif = json.loads(run_cli("compat", "--format", "sarif", plugin, runtime).stdout)
+    assert not [r for r in sarif["runs"][0]["results"] if r["level"] == "error"]
+
+
+def test_a_private_copy_in_another_extension_module_is_no_missing_symbol(build, tmp_path):
+    """From sweep K (h5py beside PyTables: h5py's libhdf5 calls inflateEnd from the system's libz.so.1, and
+    tables/hdf5extension carries a zlib of its own and exports it): an extension module is linked by nobody, so its
+    copy was no reason to call h5py's name 'out of scope' and the answer 'cannot tell' (exit 2)."""
+    user = build.compile_c(extension_source("_ext", "    return zlibVersion()[0] == '1' ? 7 : 0;",
+                                            prelude="extern const char *zlibVersion(void);\n"),
+                           "zuser_ext.so", libs=("z",))
+    copy = build.compile_c(extension_source("_ext", "    return 1;",
+                                            prelude="const char *zlibVersion(void) { return \"private\"; }\n"),
+                           "zcopy_ext.so")
+    zuser = build_wheel(tmp_path / "u", "zuser", "1.0", TAG, {"zuser/__init__.py": b"from ._ext import call\n",
+                                                                ext_member("zuser"): user})
+    zcopy = build_wheel(tmp_path / "c", "zcopy", "1.0", TAG, {"zcopy/__init__.py": b"from ._ext import call\n",
+                                                                ext_member("zcopy"): copy})
+    python = make_venv(tmp_path / "v")
+    install_all(python, zcopy)
+    code, report = compat_json(zuser, "--env", python)  # the wheel judged beside what the venv has
+    pair = pair_of(report, "zuser")
+    assert (code, pair["verdict"]) == (0, "loads"), pair
+    install_all(python, zuser)
+    proc = subprocess.run([str(python), "-c", "import zcopy, zuser; print(zuser.call())"], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.split() == ["7"], proc.stderr
 
 
 def test_a_library_that_is_also_a_program_is_a_library(build, gpu, tmp_path):

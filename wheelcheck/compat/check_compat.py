@@ -211,8 +211,11 @@ def _link_dict(link) -> dict:
 def _link_finding(run: _Run, subject: Distribution, link, closure: dict, not_given: list[str]) -> CompatFinding | None:
     needer = _shown(link.needer)
     if link.how == "missing":
-        own_tops = run.layout.own_tops(link.needer.dist)
-        foreign = [d for d in link.searched if "/".join(d.split("/")[:3]) not in own_tops]
+        # a directory no given distribution installs into: what would fill it was not given. One a given
+        # distribution occupies (PySide6's RPATH $ORIGIN/../shiboken6/) was searched and lacks the name: an
+        # ordinary system library then (libxkbcommon.so.0), as for a file with no RPATH
+        given_tops = set().union(*(run.layout.own_tops(d) for d in run.dists))
+        foreign = [d for d in link.searched if "/".join(d.split("/")[:3]) not in given_tops]
         loader = f"{link.name}: cannot open shared object file: No such file or directory"
         family = _family_member(run, subject, link)
         if family is not None:
@@ -334,6 +337,7 @@ def _binding_findings(run: _Run, subject: Distribution, binding: Binding, seen: 
             f"{_shown(bad.library)}: version `{bad.version}' not found (required by {_shown(bad.file)})",
             version=bad.version, library=bad.library.name))
     by_file: dict[int, int] = {}
+    hidden_effects: dict[int, tuple[Placed, set[str]]] = {}  # file -> (the file, effects of the names not shown)
     for u in binding.unbound:
         key = ("symbol", u.file.path, u.name, u.version)
         if key in seen:
@@ -341,6 +345,7 @@ def _binding_findings(run: _Run, subject: Distribution, binding: Binding, seen: 
         seen.add(key)
         by_file[id(u.file)] = by_file.get(id(u.file), 0) + 1
         if by_file[id(u.file)] > _SHOWN_UNBOUND:
+            hidden_effects.setdefault(id(u.file), (u.file, set()))[1].add(_unbound_effect(subject, u, unknown_libs))
             continue
         out.append(_unbound_finding(subject, u, unknown_libs))
     for placed, name, definer in binding.through_global:
@@ -354,12 +359,21 @@ def _binding_findings(run: _Run, subject: Distribution, binding: Binding, seen: 
             f"RTLD_GLOBAL ({', '.join(definer.dist.global_loaders[:2])}); it does not link {definer.name}, which "
             "defines it", f"link {definer.name} (DT_NEEDED) so the symbol is in its own scope", _shown(placed),
             symbol=name, demangled=demangle(name), library=definer.name))
-    hidden = sum(max(0, n - _SHOWN_UNBOUND) for n in by_file.values())
-    if hidden:
-        out.append(CompatFinding("compat-missing-symbol", "error",
-                                 f"and {hidden} more undefined symbols (see the JSON report's files)",
-                                 effect="fails"))
+    for file_id, (placed, effects) in hidden_effects.items():
+        # as severe as the worst of the names it stands for (PyQt's are all 'may come from a system library')
+        fails = "fails" in effects
+        out.append(CompatFinding("compat-missing-symbol", "error" if fails else "warning",
+                                 f"{_shown(placed)}: and {by_file[file_id] - _SHOWN_UNBOUND} more undefined symbols "
+                                 f"(see the JSON report's files)", file=_shown(placed),
+                                 effect="fails" if fails else "unknown"))
     return out
+
+
+def _unbound_effect(subject: Distribution, u, unknown_libs: list[str]) -> str:
+    """What an unbound name does to the import, as ``_unbound_finding`` judges it: "fails" or "unknown"."""
+    if u.out_of_scope is not None:
+        return "unknown" if subject.global_loaders or unknown_libs else "fails"
+    return "unknown" if u.nearest is None and unknown_libs else "fails"
 
 
 def _unbound_finding(subject: Distribution, u, unknown_libs: list[str]) -> CompatFinding:

@@ -5,7 +5,8 @@ A reference bound by version to a library the system provides (GLIBC_2.17 from l
 audit's business; Python's API (Py*, _Py*) comes from the interpreter. Of the rest, a name that the
 scope does not define is:
 - bound anyway when a given distribution that loads libraries with RTLD_GLOBAL defines it (warning);
-- missing when a given file defines it out of scope, or defines a nearest symbol of the same name, or
+- missing when a given library (not an extension module, which nothing links) defines it out of scope, or
+  defines a nearest symbol of the same name, or
   exports other names of its C++ namespace or C prefix: the import fails with 'undefined symbol';
 - otherwise presumed to come from a system library we cannot see (counted, never a failure); so is any
   name of std:: and the C++ runtime, which libstdc++ defines.
@@ -103,11 +104,15 @@ def bind_symbols(tree: LoadTree, subject_files: Sequence[Placed], world: Sequenc
             if name.startswith(_STD_PREFIXES):
                 result.presumed_system += 1
                 continue
-            elsewhere = next((p for p in world if p.dist is not tree.root.dist
-                              and exports.of(p.elf).defines(name, version)), None)
-            if elsewhere is not None and any(elsewhere is g for g in global_files):
-                result.through_global.append((placed, name, elsewhere))
+            in_global = next((g for g in global_files if g.dist is not tree.root.dist
+                              and exports.of(g.elf).defines(name, version)), None)
+            if in_global is not None:
+                result.through_global.append((placed, name, in_global))
                 continue
+            # a library a file could link, not an extension module: tables' hdf5extension carries a private zlib,
+            # which says nothing about where h5py's libhdf5 gets inflateEnd (the system's libz.so.1)
+            elsewhere = next((p for p in world if p.dist is not tree.root.dist and not p.elf.is_extension
+                              and exports.of(p.elf).defines(name, version)), None)
             if elsewhere is not None:
                 result.unbound.append(Unbound(placed, name, version, None, elsewhere))
                 continue
