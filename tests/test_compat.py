@@ -320,6 +320,32 @@ def test_a_private_copy_in_another_extension_module_is_no_missing_symbol(build, 
     assert proc.returncode == 0 and proc.stdout.split() == ["7"], proc.stderr
 
 
+def test_a_copy_of_its_own_it_finds_is_no_undeclared_requirement(build, tmp_path):
+    """From sweep K (xgboost ships xgboost.libs/libgomp-e985bcbb.so.1.0.0, reached through its RPATH, and declares
+    scikit-learn, which ships the same file, only under the extra [scikit-learn]): compat took scikit-learn's copy
+    as the one loaded first and warned that pip would not install it; xgboost's own copy serves it."""
+    lib = build.compile_c("int shared_fn(void) { return 9; }\n", "libshared-1234abcd.so.1",
+                          flags=("-Wl,-soname,libshared-1234abcd.so.1",))
+    ext = build.compile_c(extension_source("_ext", "    return shared_fn();", prelude="int shared_fn(void);\n"),
+                          "xown_ext.so", libs=(lib,), flags=("-Wl,-rpath,$ORIGIN/../xown.libs",))
+    meta = (b"Metadata-Version: 2.1\nName: xown\nVersion: 1.0\nProvides-Extra: other\n"
+            b"Requires-Dist: yother ; extra == 'other'\n")
+    xown = build_wheel(tmp_path / "x", "xown", "1.0", TAG, {
+        "xown/__init__.py": b"from ._ext import call\n", ext_member("xown"): ext,
+        "xown.libs/libshared-1234abcd.so.1": lib.read_bytes(), f"{dist_info('xown', '1.0')}/METADATA": meta})
+    yext = build.compile_c(extension_source("_ext", "    return shared_fn();", prelude="int shared_fn(void);\n"),
+                           "yother_ext.so", libs=(lib,), flags=("-Wl,-rpath,$ORIGIN/../yother.libs",))
+    yother = build_wheel(tmp_path / "y", "yother", "1.0", TAG, {
+        "yother/__init__.py": b"from ._ext import call\n", ext_member("yother"): yext,
+        "yother.libs/libshared-1234abcd.so.1": lib.read_bytes()})
+    code, report = compat_json(xown, yother)
+    # it loads nothing from yother: no pair to judge, and no warning
+    assert code == 0 and not [p for p in report["pairs"] if p["subject"]["name"] == "xown"], report["pairs"]
+    python = make_venv(tmp_path / "v")
+    install_all(python, xown)  # alone, without the extra: its own copy
+    assert import_in(python, "xown").stdout.split() == ["9"]
+
+
 def test_a_library_that_is_also_a_program_is_a_library(build, gpu, tmp_path):
     """libQt6Core.so.6 has a program interpreter and an entry point (it prints its version when run), and a
     SONAME: plugins load it as any library. The runtime built so: compat finds it through the RPATH as before,

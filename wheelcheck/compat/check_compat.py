@@ -117,7 +117,9 @@ def _judge(run: _Run, subject: Distribution, named: bool) -> PairResult | None:
     def preloaded(root: Placed) -> dict[str, Placed]:
         return run.preloaded if _plugin(root) else by_others
 
-    trusted = frozenset(id(d) for key, d in run.given.items() if key in closure)
+    # imported first for sure: what it requires unconditionally (xgboost declares scikit-learn only under the extra
+    # [scikit-learn], so its own libgomp serves it where scikit-learn's is not already loaded)
+    trusted = frozenset(id(d) for key, d in run.given.items() if key in closure and closure[key] is None)
     trees = [load(root, run.layout, preloaded(root), run.system, trusted) for root in roots_of(run.layout, subject)]
     if not trees and not named:
         return None
