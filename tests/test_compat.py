@@ -346,6 +346,38 @@ def test_a_copy_of_its_own_it_finds_is_no_undeclared_requirement(build, tmp_path
     assert import_in(python, "xown").stdout.split() == ["9"]
 
 
+def test_a_symbol_bound_through_the_global_scope_names_the_file_the_import_loads(build, tmp_path):
+    """compat-global-symbol (sweep K: h5py's inflate was said to come from tensorflow's _xla_ops.so, which
+    `import tensorflow` does not load; LD_DEBUG showed libtensorflow_framework.so.2). gdist imports its extension
+    with RTLD_GLOBAL; the extension loads libgz.so, and gdist also ships aaa_unloaded.so, which nothing loads. usr
+    calls gz_crc and links nothing that defines it: it loads only after gdist, from libgz.so."""
+    gz = build.compile_c("int gz_crc(void) { return 5; }\n", "libgz.so", flags=("-Wl,-soname,libgz.so",))
+    unloaded = build.compile_c("int gz_crc(void) { return 6; }\n", "aaa_unloaded.so")
+    gext = build.compile_c(extension_source("_ext", "    return gz_crc();", prelude="int gz_crc(void);\n"),
+                           "gdist_ext.so", libs=(gz,), flags=("-Wl,-rpath,$ORIGIN",))
+    init = (b"import os, sys\n_flags = sys.getdlopenflags()\nsys.setdlopenflags(_flags | os.RTLD_GLOBAL)\n"
+            b"from ._ext import call\nsys.setdlopenflags(_flags)\n")
+    gdist = build_wheel(tmp_path / "g", "gdist", "1.0", TAG, {
+        "gdist/__init__.py": init, ext_member("gdist"): gext, "gdist/libgz.so": gz.read_bytes(),
+        "gdist/aaa_unloaded.so": unloaded.read_bytes()})
+    uext = build.compile_c(extension_source("_ext", "    return gz_crc() + 1;", prelude="int gz_crc(void);\n"),
+                           "usr_ext.so", flags=("-Wl,--unresolved-symbols=ignore-all",))
+    usr = build_wheel(tmp_path / "u", "usr", "1.0", TAG, {
+        "usr/__init__.py": b"from ._ext import call\n", ext_member("usr"): uext,
+        f"{dist_info('usr', '1.0')}/METADATA": b"Metadata-Version: 2.1\nName: usr\nVersion: 1.0\nRequires-Dist: gdist\n"})
+    python = make_venv(tmp_path / "v")
+    install_all(python, gdist)
+    code, report = compat_json(usr, "--env", python)
+    (found,) = rules(pair_of(report, "usr"))["compat-global-symbol"]
+    assert "gdist's copy in gdist/libgz.so" in found["message"] and "aaa_unloaded" not in found["message"]
+    install_all(python, usr)
+    both = subprocess.run([str(python), "-c", "import gdist, usr; print(usr.call())"], capture_output=True,
+                          text=True, timeout=120)
+    assert both.returncode == 0 and both.stdout.split() == ["6"], both.stderr  # libgz.so's 5, plus one
+    alone = subprocess.run([str(python), "-c", "import usr"], capture_output=True, text=True, timeout=120)
+    assert alone.returncode != 0 and "undefined symbol: gz_crc" in alone.stderr
+
+
 def test_a_library_that_is_also_a_program_is_a_library(build, gpu, tmp_path):
     """libQt6Core.so.6 has a program interpreter and an entry point (it prints its version when run), and a
     SONAME: plugins load it as any library. The runtime built so: compat finds it through the RPATH as before,

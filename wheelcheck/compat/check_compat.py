@@ -89,10 +89,16 @@ def check_compat(dists: Sequence[Distribution], policies: PolicySet, *,
     system = system_libraries(policies)
     required_by = Counter(k for d in dists for k in d.required)
     order = sorted(dists, key=lambda d: -required_by[d.key])  # hosts first: their copy of a name wins
+    preloaded = preload(layout, order, system)
+    # the global files the imports load first: a definition is looked for there before in files nothing loads
+    # (tensorflow's setdlopenflags makes every file global, but its import loads libtensorflow_framework, not
+    # _xla_ops.so, which was named)
+    loaded = {id(p) for p in preloaded.values()}
+    global_files = sorted((p for p in layout.placed if p.elf.path in p.dist.global_paths),
+                          key=lambda p: id(p) not in loaded)
     run = _Run(list(dists), given, layout, system, policies,
                marker_environment(dists, arches.most_common(1)[0][0] if arches else None), exports,
-               KeyIndex(exports), {}, [p for p in layout.placed if p.elf.path in p.dist.global_paths],
-               preload(layout, order, system))
+               KeyIndex(exports), {}, global_files, preloaded)
     out = []
     for subject in (subjects if subjects is not None else dists):
         pair = _judge(run, subject, named=subjects is not None)
@@ -357,9 +363,11 @@ def _binding_findings(run: _Run, subject: Distribution, binding: Binding, seen: 
         seen.add(key)
         out.append(CompatFinding(
             "compat-global-symbol", "warning",
-            f"{_shown(placed)} binds {demangle(name)} only because {definer.dist.name} loads its libraries with "
-            f"RTLD_GLOBAL ({', '.join(definer.dist.global_loaders[:2])}); it does not link {definer.name}, which "
-            "defines it", f"link {definer.name} (DT_NEEDED) so the symbol is in its own scope", _shown(placed),
+            f"{_shown(placed)} binds {demangle(name)} to {definer.dist.name}'s copy in {_shown(definer)}, which "
+            f"{definer.dist.name} loads with RTLD_GLOBAL ({', '.join(definer.dist.global_loaders[:2])}): it comes "
+            f"before any library {_shown(placed)} links, and it links none of {definer.dist.name}'s",
+            f"link the library it means to use (DT_NEEDED: {definer.name}, if it relies on {definer.dist.name}'s "
+            "copy); a global copy still comes first for the names it exports", _shown(placed),
             symbol=name, demangled=demangle(name), library=definer.name))
     for file_id, (placed, effects) in hidden_effects.items():
         # as severe as the worst of the names it stands for (PyQt's are all 'may come from a system library')
