@@ -133,3 +133,17 @@ def test_section_bounds_are_interposed_even_when_protected(build, tmp_path, visi
     run = run_python(site, f"import seca_{visibility} as a, secb_{visibility} as b; print(a.call(), b.call())")
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["3", "3"]  # b counted a's section: the global copy served b's reference
+
+
+def test_hostile_code_is_read_in_bounded_time():
+    """Code comes from the wheel: a name assigned from itself a thousand times is followed once, and nesting
+    deeper than the parser takes counts the file whole, as before."""
+    import time
+
+    looped = b"import ctypes\n" + b"x = 'libfoo' + x + x + x\n" * 2000 + b"ctypes.CDLL(x, ctypes.RTLD_GLOBAL)\n"
+    started = time.process_time()
+    assert global_loading({"a.py": looped}, lambda: iter(())).libraries == ("libfoo",)
+    assert time.process_time() - started < 5
+    deep = b"import ctypes\nctypes.CDLL(" + b"(" * 5000 + b"'x'" + b")" * 5000 + b", ctypes.RTLD_GLOBAL)\n"
+    whole = global_loading({"b.py": deep}, lambda: iter(()))
+    assert whole.loaders == ("b.py",) and whole.libraries is None

@@ -109,7 +109,7 @@ def _use(path: str, node: ast.AST, parents: dict, assigned: dict[str, list[ast.A
     names: tuple[str, ...] | None = None
     if call is not None and _callee(call) in _LOADERS and call.args:
         # no constant to read (a path passed in): any of its libraries, as for the flags
-        names = tuple(sorted(set(_fragments(call.args[0], assigned, _FOLLOW)))) or None
+        names = tuple(sorted(set(_fragments(call.args[0], assigned, _FOLLOW, set())))) or None
     return _Use(path, _function_of(node, parents), _guarded(node, parents), names)
 
 
@@ -178,14 +178,16 @@ def _assignments(tree: ast.AST) -> dict[str, list[ast.AST]]:
     return out
 
 
-def _fragments(expr: ast.AST, assigned: dict[str, list[ast.AST]], depth: int) -> Iterator[str]:
-    """The string constants ``expr`` is made of that could start a library's file name, following variables."""
+def _fragments(expr: ast.AST, assigned: dict[str, list[ast.AST]], depth: int, followed: set[str]) -> Iterator[str]:
+    """The string constants ``expr`` is made of that could start a library's file name, following variables (each
+    once: code that assigns a name a thousand times from itself costs a thousand steps, not a thousand cubed)."""
     for node in ast.walk(expr):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             yield from (m.group() for m in _FRAGMENT.finditer(node.value.rsplit("/", 1)[-1]) if m.start() == 0)
-        elif isinstance(node, ast.Name) and depth > 0:
+        elif isinstance(node, ast.Name) and depth > 0 and node.id not in followed:
+            followed.add(node.id)
             for value in assigned.get(node.id, ()):
-                yield from _fragments(value, assigned, depth - 1)
+                yield from _fragments(value, assigned, depth - 1, followed)
 
 
 def _called_elsewhere(sources: Iterable[tuple[str, bytes]], wanted: set[str]) -> set[str]:
