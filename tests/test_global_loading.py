@@ -96,22 +96,29 @@ def test_typeinfo_of_types_that_name_no_class_is_harmless():
 SECTION_LIB = r"""
 __attribute__((section("mysec"), used)) static int items[] = {ITEMS};
 extern int __start_mysec[], __stop_mysec[];
-int count(void) { return (int)(__stop_mysec - __start_mysec); }
+int count_PKG(void) { return (int)(__stop_mysec - __start_mysec); }
 """
 EXT = r"""
 #include <Python.h>
-extern int count(void);
-static PyObject *call(PyObject *self, PyObject *args) { return PyLong_FromLong(count()); }
+extern int count_PKG(void);
+static PyObject *call(PyObject *self, PyObject *args) { return PyLong_FromLong(count_PKG()); }
 static PyMethodDef methods[] = {{"call", call, METH_NOARGS, ""}, {0}};
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_ext", 0, -1, methods};
 PyMODINIT_FUNC PyInit__ext(void) { return PyModule_Create(&module); }
 """
+# a library that walks another's section: it names the bound undefined, and the loader gives it the first copy
+READER_LIB = r"""
+extern int __start_mysec[], __stop_mysec[];
+int count_PKG(void) { return (int)(__stop_mysec - __start_mysec); }
+"""
 
 
-def _section_wheel(build, out, pkg: str, items: str, visibility: str):
-    lib = build.compile_c(SECTION_LIB.replace("ITEMS", items), f"lib{pkg}.so",
-                          flags=(f"-Wl,-soname,lib{pkg}.so", f"-Wl,-z,start-stop-visibility={visibility}"))
-    ext = build.compile_c(EXT, f"{pkg}_ext.so", libs=(lib,), flags=("-Wl,-rpath,$ORIGIN",))
+def _section_wheel(build, out, pkg: str, items: str | None, visibility: str = "protected"):
+    source = (SECTION_LIB.replace("ITEMS", items) if items else READER_LIB).replace("PKG", pkg)
+    lib = build.compile_c(source, f"lib{pkg}.so", flags=(f"-Wl,-soname,lib{pkg}.so",
+                                                         f"-Wl,-z,start-stop-visibility={visibility}")
+                          + (("-Wl,--unresolved-symbols=ignore-all",) if items is None else ()))
+    ext = build.compile_c(EXT.replace("PKG", pkg), f"{pkg}_ext.so", libs=(lib,), flags=("-Wl,-rpath,$ORIGIN",))
     init = (f"import ctypes, os\nctypes.CDLL(os.path.join(os.path.dirname(__file__), 'lib{pkg}.so'), "
             f"ctypes.RTLD_GLOBAL)\nfrom ._ext import call\n").encode()
     return build_wheel(out, pkg, "1.0", "cp311-cp311-linux_x86_64", {
@@ -121,23 +128,28 @@ def _section_wheel(build, out, pkg: str, items: str, visibility: str):
 
 
 @pytest.mark.parametrize("visibility", ["protected", "default"])
-def test_section_bounds_are_interposed_even_when_protected(build, tmp_path, visibility):
-    """Sweep K took protobuf's and tensorflow's __start_pb_defaults (STV_PROTECTED) for bounds each file keeps to
-    itself. Not on glibc: a library reaching its own bound through the GOT (as -fPIC code does) is bound to the
-    global scope's copy even when the definition is protected (glibc looks for a copy in the executable first), so
-    with the other library global it walks the other's section. The collision stays a finding."""
+def test_section_bounds_nobody_looks_up_do_not_collide(build, tmp_path, visibility):
+    """Sweep K: every tensorflow environment failed on __start_linkarr_upb_AllExts and __start_pb_defaults, which
+    protobuf, tensorflow and jaxlib each define. The linker ties each library's code to its own section (no dynamic
+    relocation refers to the bound), so the copies never meet, global or not, protected or default; the interpreter
+    agrees. A library that names the bound undefined does meet the global copy: that stays a finding."""
     a = _section_wheel(build, tmp_path / visibility / "a", f"seca_{visibility}", "1, 2, 3", visibility)
     b = _section_wheel(build, tmp_path / visibility / "b", f"secb_{visibility}", "4, 5", visibility)
     proc = run_cli("conflicts", "--format", "json", "--fail-on", "info", a, b)
-    found = [f for f in json.loads(proc.stdout)["processes"][0]["findings"] if "__start_mysec" in f.get("names", ())]
-    assert found and found[0]["liveness"] == "global" and found[0]["severity"] == "error"
+    names = {n for f in json.loads(proc.stdout)["processes"][0]["findings"] for n in f.get("names", ())}
+    assert proc.returncode == 0 and "__start_mysec" not in names, proc.stdout
     site = tmp_path / visibility / "site"
     pip_install(site, a, b)
     run = run_python(site, f"import seca_{visibility} as a, secb_{visibility} as b; print(a.call(), b.call())")
-    assert run.returncode == 0, run.stderr
-    assert run.stdout.split() == ["3", "3"]  # b counted a's section: the global copy served b's reference
-
-
+    assert run.returncode == 0 and run.stdout.split() == ["3", "2"], run.stderr
+    if visibility == "default":
+        reader = _section_wheel(build, tmp_path / "reader", "secr", None)
+        proc = run_cli("conflicts", "--format", "json", "--fail-on", "info", a, b, reader)
+        found = [f for f in json.loads(proc.stdout)["processes"][0]["findings"] if "__start_mysec" in f.get("names", ())]
+        assert found and found[0]["liveness"] == "global"
+        pip_install(site, reader)
+        run = run_python(site, "import seca_default, secr; print(secr.call())")
+        assert run.returncode == 0 and run.stdout.split() == ["3"], run.stderr  # it walks seca's section
 def test_hostile_code_is_read_in_bounded_time(build, tmp_path):
     """Code comes from the wheel. Run as a user runs it, `python -m wheelcheck conflicts` under RLIMIT_CPU (5 s), as
     tests/test_hostile_regressions.py does: a name assigned from itself 2000 times is followed once (it was a

@@ -29,6 +29,7 @@ from wheelcheck.symbols.families import Family, families, family_members, group_
 from wheelcheck.symbols.mangling import short_name
 from wheelcheck.symbols.sonames import unhashed
 from wheelcheck.conflicts.symbol_index import Copy, FileExports, SymbolIndex
+from wheelcheck.elf.section_bounds import BOUND_PREFIXES
 from wheelcheck.conflicts.conflict_findings import ConflictFinding, Provider
 
 __all__ = ["symbol_conflicts", "is_harmless", "CollisionStats"]
@@ -106,7 +107,7 @@ def symbol_conflicts(index: SymbolIndex) -> tuple[list[ConflictFinding], Collisi
     not_std = _OPERATOR_NEW_DELETE + table["libstdcxx"].sentinels
     rows = []
     for name, every_copy in index.shared.items():
-        if name in version_defs or is_harmless(name):
+        if name in version_defs or is_harmless(name) or _bound_nobody_looks_up(name, every_copy, files):
             stats.harmless += 1
             continue
         copies = _colliding(every_copy, dist_of, build_of)
@@ -240,6 +241,21 @@ _HAZARD_TEXT = {
 
 _STD_TEXT = ("std:: definitions from libstdc++'s headers or its static part (libstdc++_nonshared.a of the manylinux "
              "toolchains): the same code unless the toolchains differ")
+
+
+def _bound_nobody_looks_up(name: str, copies: list[Copy], files: list[FileExports]) -> bool:
+    """A section bound (``__start_<sec>``) that no file asks the loader for: each definer reaches its own section
+    directly (no dynamic relocation of its own refers to it: elf/section_bounds.py) and no file of the process needs
+    the name (protobuf's, tensorflow's and jaxlib's __start_linkarr_upb_AllExts). The copies never meet."""
+    if not name.startswith(BOUND_PREFIXES):
+        return False
+    if any(name in files[number].elf.relocated_bounds for number, _info, _version in copies):
+        return False
+    for f in files:
+        i = f.elf.symtab.position(name)
+        if i is not None and not f.elf.symtab.defined[i]:
+            return False  # another library refers to the name: it binds to the first copy in scope
+    return True
 
 
 def _liveness_text(liveness: str, files: list[FileExports]) -> str:

@@ -187,6 +187,9 @@ class ElfInfo:
     soname_strings: tuple[str, ...] = ()  # soname-looking strings in read-only data, sorted: dlopen candidates
     version_strings: tuple[str, ...] = ()  # strings stating a library's version (elf/version_strings.py), sorted
     sha256: str = ""  # hex digest of the file's bytes, when the reader computed it ("" otherwise)
+    # the section bounds it defines (__start_<sec>, __stop_<sec>) that a dynamic relocation of its own refers to: it
+    # reaches them through the loader, so another copy in scope serves it (elf/section_bounds.py)
+    relocated_bounds: tuple[str, ...] = ()
     # a separate debug-information file (objcopy --only-keep-debug): the binary's headers, none of its contents;
     # nothing loads it
     debug_only: bool = False

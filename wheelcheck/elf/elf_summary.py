@@ -18,7 +18,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import partial
-from itertools import compress
+from itertools import compress, repeat
 
 from wheelcheck.elf import _tables
 from wheelcheck.elf._elf_layout import (HEADER_SIZE, PF_W, PF_X, PT_DYNAMIC, PT_GNU_STACK, PT_INTERP, PT_LOAD,
@@ -29,6 +29,7 @@ from wheelcheck.elf._kept_bytes import FILE_PIECE, WINDOW, Reread, SparseFile, p
 from wheelcheck.elf._string_scan import SpanScanner
 from wheelcheck.elf.arch import arch_of, x86_isa_level
 from wheelcheck.elf.elf_info import ElfInfo, SymbolTable, VersionNeed, mask_and
+from wheelcheck.elf.section_bounds import BOUND_PREFIXES, relocated_bounds
 from wheelcheck.elf.text_relocations import RELOCATION_TAGS, count_text_relocations
 from wheelcheck.elf.version_strings import VersionScanner, version_symbols
 from wheelcheck.errors import BadElfError, ElfFormatError
@@ -531,6 +532,11 @@ def _read_dynamic(sparse: SparseFile, dynamic: tuple[int, int], loads, elf_class
     out.update(symtab=symtab, version_needs=needs, version_defs=defs,
                symbol_versions=_symbol_versions(sparse, amap, amap.offset(tags["DT_SYMTAB"]), symtab, elf_class,
                                                 endian))
+    names = symtab.names
+    bounds = {i + 1: names[i] for i in compress(range(len(names)), map(str.startswith, names, repeat(BOUND_PREFIXES)))
+              if symtab.defined[i]}
+    if bounds:  # rare (a section named like an identifier): its relocation tables are read again for them
+        out["relocated_bounds"] = relocated_bounds(sparse.pieces, sparse.size, tags, amap, bounds, elf_class, endian)
     return out
 
 
