@@ -34,6 +34,18 @@ def _metadata(name: str, requires: tuple[str, ...] = ()) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
+def _imports_beside_provider(tmp_path: Path, dist: str, version: str, files: dict, wheel: Path, module: str):
+    """``module`` imported (and called) in a venv holding ``wheel`` and a provider distribution ``dist`` that
+    installs ``files`` (member -> bytes or path): the loader finds the library where the provider puts it."""
+    provider = build_wheel(tmp_path / "provider", dist, version, "py3-none-manylinux_2_17_x86_64", {
+        **files, f"{dist_info(dist, version)}/METADATA": _metadata(dist.replace("_", "-"))})
+    python = make_venv(tmp_path / "venv")
+    for each in (provider, wheel):
+        proc = pip_install(python, each)
+        assert proc.returncode == 0, proc.stderr
+    return import_and_call(python, module, tmp_path)
+
+
 @pytest.fixture(scope="module")
 def unreachable(build, tmp_path_factory) -> Path:
     alpha, beta = build.alpha_beta()
@@ -228,15 +240,8 @@ def test_the_directory_named_like_the_library_is_the_one_named(build, tmp_path):
             "there") in finding.message
     assert "z3" not in finding.message and "--exclude 'libtvm_ffi.so'" in finding.hint
     assert report.deserved_tag == auditwheel_show(user)["overall_tag"] == "linux_x86_64"
-    provider = build_wheel(tmp_path / "provider", "apache_tvm_ffi", "1.0", "py3-none-manylinux_2_17_x86_64", {
-        "tvm_ffi/__init__.py": b"", "tvm_ffi/lib/libtvm_ffi.so": lib,
-        f"{dist_info('apache_tvm_ffi', '1.0')}/METADATA": _metadata("apache-tvm-ffi"),
-    })
-    python = make_venv(tmp_path / "venv")
-    for wheel in (provider, user):
-        proc = pip_install(python, wheel)
-        assert proc.returncode == 0, proc.stderr
-    proc = import_and_call(python, "tl._tl", tmp_path)
+    proc = _imports_beside_provider(tmp_path, "apache_tvm_ffi", "1.0", {
+        "tvm_ffi/__init__.py": b"", "tvm_ffi/lib/libtvm_ffi.so": lib}, user, "tl._tl")
     assert proc.returncode == 0 and proc.stdout.strip() == "7", proc.stderr
 
 
@@ -272,15 +277,8 @@ def test_a_namespace_directory_named_like_the_library_names_its_own_distribution
             "install it there") in finding.message
     assert "nvjitlink" not in finding.message and "if nvidia-cublas-cu12 provides it" in finding.hint
     assert report.deserved_tag == auditwheel_show(wheel)["overall_tag"] == "linux_x86_64"
-    provider = build_wheel(tmp_path / "provider", "nvidia_cublas_cu12", "1.0", "py3-none-manylinux_2_17_x86_64", {
-        "nvidia/cublas/lib/libcublasLt.so.12": lt,
-        f"{dist_info('nvidia_cublas_cu12', '1.0')}/METADATA": _metadata("nvidia-cublas-cu12"),
-    })
-    python = make_venv(tmp_path / "venv")
-    for each in (provider, wheel):
-        proc = pip_install(python, each)
-        assert proc.returncode == 0, proc.stderr
-    proc = import_and_call(python, "nvidia.cusolver._solve", tmp_path)
+    proc = _imports_beside_provider(tmp_path, "nvidia_cublas_cu12", "1.0", {"nvidia/cublas/lib/libcublasLt.so.12": lt},
+                                    wheel, "nvidia.cusolver._solve")
     assert proc.returncode == 0 and proc.stdout.strip() == "13", proc.stderr
 
 
@@ -319,15 +317,8 @@ def test_a_directory_the_wheel_shares_with_a_requirement_names_it(build, tmp_pat
             "shares with nvidia-cublas (in Requires-Dist), which may install it there") in finding.message
     assert finding.hint.startswith("if nvidia-cublas provides it, accept it with --exclude 'libblas13.so.13'")
     assert report.deserved_tag == auditwheel_show(wheel)["overall_tag"] == "linux_x86_64"
-    provider = build_wheel(tmp_path / "provider", "nvidia_cublas", "13.0", "py3-none-manylinux_2_17_x86_64", {
-        "nvidia/cu13/lib/libblas13.so.13": blas,
-        f"{dist_info('nvidia_cublas', '13.0')}/METADATA": _metadata("nvidia-cublas"),
-    })
-    python = make_venv(tmp_path / "venv")
-    for each in (provider, wheel):
-        proc = pip_install(python, each)
-        assert proc.returncode == 0, proc.stderr
-    proc = import_and_call(python, "nvidia.cu13._cu13", tmp_path)
+    proc = _imports_beside_provider(tmp_path, "nvidia_cublas", "13.0", {"nvidia/cu13/lib/libblas13.so.13": blas}, wheel,
+                                    "nvidia.cu13._cu13")
     assert proc.returncode == 0 and proc.stdout.strip() == "14", proc.stderr
 
 
