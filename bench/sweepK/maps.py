@@ -1,25 +1,31 @@
-"""Run inside an env: python maps.py mod1 mod2 ... [-- code]
-Imports the modules in order (each may be 'mod:expr' to evaluate expr after import), then prints the
-shared objects mapped from site-packages (and selected system libraries), one per line."""
-import importlib, re, sys
-args = sys.argv[1:]
-for a in args:
-    mod, _, expr = a.partition(":")
+"""Run inside an env: python maps.py mod1 mod2 ... (each may be 'mod:expr', evaluated after the import).
+
+Imports the modules in order, then prints the shared objects mapped from site-packages (and selected system
+libraries), one per line: which copies a process really loaded."""
+import importlib
+import re
+import sys
+
+_SHOWN = re.compile(r"(site-packages|libgomp|libomp|libiomp|libstdc|libssl|libcrypto|libz\.|libprotobuf|libQt|libLLVM"
+                    r"|libhdf5|libgfortran|openblas)")
+
+for arg in sys.argv[1:]:
+    mod, _, expr = arg.partition(":")
     try:
-        m = importlib.import_module(mod)
+        module = importlib.import_module(mod)
         if expr:
-            print(f"[{mod}] {expr} ->", repr(eval(expr, {"m": m, mod.split('.')[0]: importlib.import_module(mod.split('.')[0])}))[:200])
+            top = mod.split(".")[0]
+            value = eval(expr, {"m": module, top: importlib.import_module(top)})  # noqa: S307 - the sweep's own input
+            print(f"[{mod}] {expr} ->", repr(value)[:200])
         print(f"imported {mod}")
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - reported, the next module still imported
         print(f"FAILED {mod}: {type(exc).__name__}: {exc}")
-seen = []
-for line in open("/proc/self/maps"):
-    parts = line.split()
-    if len(parts) >= 6 and ".so" in parts[5]:
-        p = parts[5]
-        if p not in seen:
-            seen.append(p)
-pat = re.compile(sys.argv[0] and r"(site-packages|libgomp|libomp|libiomp|libstdc|libssl|libcrypto|libz\.|libprotobuf|libQt|libLLVM|libhdf5|libgfortran|openblas)")
-for p in seen:
-    if pat.search(p) and "cpython-311" not in p:
-        print("  maps:", p.split("site-packages/")[-1])
+seen: list[str] = []
+with open("/proc/self/maps") as maps:
+    for line in maps:
+        parts = line.split()
+        if len(parts) >= 6 and ".so" in parts[5] and parts[5] not in seen:
+            seen.append(parts[5])
+for path in seen:
+    if _SHOWN.search(path) and "cpython-311" not in path:
+        print("  maps:", path.split("site-packages/")[-1])

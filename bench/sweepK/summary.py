@@ -1,28 +1,50 @@
 """Summarise /tmp/sweepK-run/NAME/{conflicts,compat}.json: python summary.py [NAME...] [--table]"""
-import json, sys, collections, pathlib
-root = pathlib.Path("/tmp/sweepK-run")
-names = [a for a in sys.argv[1:] if not a.startswith("--")] or sorted(p.name for p in root.iterdir() if (p / "conflicts.json").exists())
-table = "--table" in sys.argv
-for n in names:
-    d = root / n
+import collections
+import json
+import pathlib
+import sys
+
+ROOT = pathlib.Path("/tmp/sweepK-run")
+
+
+def main() -> None:
+    names = [a for a in sys.argv[1:] if not a.startswith("--")] or \
+        sorted(p.name for p in ROOT.iterdir() if (p / "conflicts.json").exists())
+    for name in names:
+        summarise(ROOT / name, name, "--table" in sys.argv)
+
+
+def summarise(d: pathlib.Path, name: str, table: bool) -> None:
     try:
-        c = json.loads((d / "conflicts.json").read_text()); k = json.loads((d / "compat.json").read_text())
-    except Exception as exc:
-        print(n, "no report", exc); continue
-    ct = (d / "conflicts.time").read_text().split("\n")[-2].split(); kt = (d / "compat.time").read_text().split("\n")[-2].split()
-    counts = c["counts"]; verdicts = collections.Counter(p["verdict"] for p in k["pairs"])
-    dists = sum(len(p["distributions"]) for p in c["processes"])
+        conflicts = json.loads((d / "conflicts.json").read_text())
+        compat = json.loads((d / "compat.json").read_text())
+    except (OSError, ValueError) as exc:
+        print(name, "no report", exc)
+        return
+    c_time = (d / "conflicts.time").read_text().split("\n")[-2].split()
+    k_time = (d / "compat.time").read_text().split("\n")[-2].split()
+    counts = conflicts["counts"]
+    verdicts = collections.Counter(p["verdict"] for p in compat["pairs"])
+    dists = sum(len(p["distributions"]) for p in conflicts["processes"])
+    c_rc, k_rc = (d / "conflicts.rc").read_text().strip(), (d / "compat.rc").read_text().strip()
     if table:
-        print(f"| {n} | {dists} | {(d/'conflicts.rc').read_text().strip()} | {ct[0]} s / {int(ct[1])//1024} MB | {counts.get('error',0)}/{counts.get('warning',0)}/{counts.get('info',0)} | {(d/'compat.rc').read_text().strip()} | {kt[0]} s / {int(kt[1])//1024} MB | " + ", ".join(f"{v} {c}" for v, c in verdicts.items()) + " |")
-        continue
-    print(f"== {n}: conflicts rc={(d/'conflicts.rc').read_text().strip()} {ct} {counts}; compat rc={(d/'compat.rc').read_text().strip()} {kt} {dict(verdicts)}")
-    for p in c["processes"]:
-        for f in p["findings"]:
+        found = f"{counts.get('error', 0)}/{counts.get('warning', 0)}/{counts.get('info', 0)}"
+        answers = ", ".join(f"{v} {n}" for v, n in verdicts.items())
+        print(f"| {name} | {dists} | {c_rc} | {c_time[0]} s / {int(c_time[1]) // 1024} MB | {found} | {k_rc} | "
+              f"{k_time[0]} s / {int(k_time[1]) // 1024} MB | {answers} |")
+        return
+    print(f"== {name}: conflicts rc={c_rc} {c_time} {counts}; compat rc={k_rc} {k_time} {dict(verdicts)}")
+    for process in conflicts["processes"]:
+        for f in process["findings"]:
             if f["severity"] != "info":
                 print(f"  C {f['severity']} {f['rule']} [{f['family']},{f['hazard']},{f['liveness']}] {f['message'][:230]}")
-    for p in k["pairs"]:
-        if p["verdict"] != "loads" or any(f["severity"] != "info" for f in p["findings"]):
-            print(f"  K {p['subject']['name']} {p['verdict']}: {p['reason'][:200]}")
-            for f in p["findings"]:
+    for pair in compat["pairs"]:
+        if pair["verdict"] != "loads" or any(f["severity"] != "info" for f in pair["findings"]):
+            print(f"  K {pair['subject']['name']} {pair['verdict']}: {pair['reason'][:200]}")
+            for f in pair["findings"]:
                 if f["severity"] != "info":
                     print(f"     {f['severity']} {f['rule']} {f['message'][:220]}")
+
+
+if __name__ == "__main__":
+    main()
