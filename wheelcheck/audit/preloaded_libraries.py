@@ -57,6 +57,10 @@ def loaded_first(model: WheelModel, needer: ElfInfo | None, soname: str, copies:
             or needer.path in resolution.orphans:  # a file needs it by name: not known to be opened by path
         return None
     found = unreached(model, needer, soname, copies)
+    if found is not None:
+        opener = _opened_by(needer, soname, copies, found.shipped, libc)
+        if opener is not None:
+            return Preloaded(opener, opener.path, found.entry)
     if found is None or not all(model.install_path(m).startswith("/sp/") for m in (needer.path, found.shipped)):
         return None  # data files in <prefix>/lib are found by other distributions' files, not opened by path
     shipped = next((c for c in copies.get(soname, ()) if c.path == found.shipped), None)
@@ -68,6 +72,19 @@ def loaded_first(model: WheelModel, needer: ElfInfo | None, soname: str, copies:
         return None  # opened by path itself (an extension, a library nothing needs): musl keeps no name to match
     loader = next((root for root in resolution.loaded_from.get(shipped.path, ()) if root in extensions), None)
     return Preloaded(shipped, loader, found.entry) if loader is not None else None
+
+
+def _opened_by(needer: ElfInfo, soname: str, copies: dict[str, list[ElfInfo]], shipped: str,
+               libc: str) -> ElfInfo | None:
+    """The wheel's copy of ``soname`` when that library itself names ``needer``'s file as one it opens (a string
+    of its read-only data, a dlopen candidate) and so loads it only once loaded itself, wherever both are
+    installed: libmkl_core.so.3 opens its CPU-specific libmkl_avx2.so.3, which needs libmkl_core.so.3. On glibc,
+    which matches a NEEDED name to what is loaded by SONAME; None otherwise."""
+    if libc == "musl":
+        return None  # musl gives a library opened by path no short name to match
+    name = needer.path.rsplit("/", 1)[-1]
+    return next((c for c in copies.get(soname, ()) if c.path == shipped and c.soname == soname
+                 and name in c.soname_strings), None)
 
 
 def check_preloaded(context: CheckContext) -> Iterator[Finding]:
@@ -83,9 +100,14 @@ def check_preloaded(context: CheckContext) -> Iterator[Finding]:
                              context.libc)
         if first is None:
             continue
-        reach = (f"add {first.entry} to its RUNPATH so that it loads on its own; `wheelcheck repair` adds it"
-                 if first.entry else "ship it where the file's RUNPATH leads, so that it loads on its own")
-        why = ("an extension module Python imports" if first.loader == first.copy.path else
+        if first.loader == first.copy.path and not first.copy.is_extension:  # the library opens its own plugin
+            reach = (f"nothing, while only {first.copy.path} opens it; a RUNPATH of $ORIGIN would let it load on "
+                     "its own")
+        else:
+            reach = (f"add {first.entry} to its RUNPATH so that it loads on its own; `wheelcheck repair` adds it"
+                     if first.entry else "ship it where the file's RUNPATH leads, so that it loads on its own")
+        why = ("it opens this file itself" if first.loader == first.copy.path and not first.copy.is_extension else
+               "an extension module Python imports" if first.loader == first.copy.path else
                f"a dependency of the extension module {first.loader}")
         yield Finding(
             "preloaded-library", "warning", path,
