@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from packaging.utils import canonicalize_name
 
@@ -72,6 +72,7 @@ class _Run:
     abi_cache: dict[int, CxxAbi]
     global_files: list[Placed]
     preloaded: dict[str, Placed]  # what importing every given distribution loads (most required first)
+    found_elsewhere: dict = field(default_factory=dict)  # bind_symbols' cache of definitions in other distributions
 
 
 def check_compat(dists: Sequence[Distribution], policies: PolicySet, *,
@@ -157,7 +158,7 @@ def _judge(run: _Run, subject: Distribution, named: bool) -> PairResult | None:
             if finding is not None:
                 findings.append(finding)
         binding = bind_symbols(tree, [p for p in tree.order if p.dist is subject], run.layout.placed,
-                               run.global_files, run.exports, run.keys)
+                               run.global_files, run.exports, run.keys, run.found_elsewhere)
         bindings.append((tree, binding))
         for provider in binding.providers.values():
             if provider.dist is not subject:

@@ -79,8 +79,17 @@ def _references(placed: Placed) -> list[tuple[str, str | None, str | None]]:
 
 
 def bind_symbols(tree: LoadTree, subject_files: Sequence[Placed], world: Sequence[Placed],
-                 global_files: Sequence[Placed], exports: ExportCache, keys: KeyIndex) -> Binding:
+                 global_files: Sequence[Placed], exports: ExportCache, keys: KeyIndex,
+                 found_elsewhere: dict | None = None) -> Binding:
+    """``found_elsewhere``: a cache shared by the calls of one run, (subject distribution, name, version) -> the
+    global file and the linkable library of another distribution that define it (None each): the same names come
+    back for every file of a subject, and each lookup scans the whole world (PySide6's plugins: 36,000 of them)."""
     result = Binding()
+    cache = found_elsewhere if found_elsewhere is not None else {}
+    # the files a nearest symbol of a C++ name is looked for in: those the tree loads, then the world's others
+    candidates = [p for p in tree.order if p.dist is not tree.root.dist]
+    in_scope = {id(p) for p in candidates}
+    candidates += [p for p in world if p.dist is not tree.root.dist and id(p) not in in_scope]
     scope = [(p, exports.of(p.elf)) for p in tree.order]
     given_libraries = {link.name: link.found for link in tree.links if link.how in FOUND}
     others_in_scope = [p for p in tree.order if p.dist is not tree.root.dist]
@@ -104,20 +113,22 @@ def bind_symbols(tree: LoadTree, subject_files: Sequence[Placed], world: Sequenc
             if name.startswith(_STD_PREFIXES):
                 result.presumed_system += 1
                 continue
-            in_global = next((g for g in global_files if g.dist is not tree.root.dist
-                              and exports.of(g.elf).defines(name, version)), None)
+            key = (id(tree.root.dist), name, version)
+            if key not in cache:
+                # a library a file could link, not an extension module: tables' hdf5extension carries a private
+                # zlib, which says nothing about where h5py's libhdf5 gets inflateEnd (the system's libz.so.1)
+                cache[key] = (
+                    next((g for g in global_files if g.dist is not tree.root.dist
+                          and exports.of(g.elf).defines(name, version)), None),
+                    next((p for p in world if p.dist is not tree.root.dist and not p.elf.is_extension
+                          and exports.of(p.elf).defines(name, version)), None))
+            in_global, elsewhere = cache[key]
             if in_global is not None:
                 result.through_global.append((placed, name, in_global))
                 continue
-            # a library a file could link, not an extension module: tables' hdf5extension carries a private zlib,
-            # which says nothing about where h5py's libhdf5 gets inflateEnd (the system's libz.so.1)
-            elsewhere = next((p for p in world if p.dist is not tree.root.dist and not p.elf.is_extension
-                              and exports.of(p.elf).defines(name, version)), None)
             if elsewhere is not None:
                 result.unbound.append(Unbound(placed, name, version, None, elsewhere))
                 continue
-            candidates = others_in_scope + [p for p in world if p.dist is not tree.root.dist
-                                            and all(p is not q for q in others_in_scope)]
             # a C name is only matched in what the file loads: an unrelated distribution's copy of a C
             # library (png_*, a vendored libpng) says nothing about where the file expects it from
             nearest = nearest_symbol(name, version, candidates if name.startswith("_Z") else others_in_scope,
