@@ -101,16 +101,19 @@ def test_repair_makes_the_plugin_load_on_its_own(files, tmp_path):
     assert not by_rule(audit_one(repaired), "preloaded-library")
 
 
+def _data_lib_wheel(out: Path, name: str, libs: dict[str, Path]) -> Path:
+    """A wheel installing ``libs`` (file name -> built library) as data files into <prefix>/lib."""
+    tag = python_tag()
+    return build_wheel(out, name, "1.0", f"{tag}-{tag}-manylinux_2_17_x86_64", {
+        f"{name}/__init__.py": b"", **{f"{name}-1.0.data/data/lib/{lib}": built.read_bytes()
+                                       for lib, built in libs.items()}})
+
+
 def test_libraries_installed_as_data_files_stay_external(files, tmp_path):
     """tcmlib's shape: libtcm.so needs libhwloc.so.15 beside it in <prefix>/lib (.data/data/lib), no RUNPATH.
     Other distributions' files find such libraries through their RPATH; nothing opens the copy first."""
     host, plugin, _program = files
-    tag = python_tag()
-    wheel = build_wheel(tmp_path, "datalibs", "1.0", f"{tag}-{tag}-manylinux_2_17_x86_64", {
-        "datalibs/__init__.py": b"",
-        "datalibs-1.0.data/data/lib/libhost.so": host.read_bytes(),
-        "datalibs-1.0.data/data/lib/libplug.so": plugin.read_bytes(),
-    })
+    wheel = _data_lib_wheel(tmp_path, "datalibs", {"libhost.so": host, "libplug.so": plugin})
     report = audit_one(wheel)
     assert not by_rule(report, "preloaded-library")
     (external,) = by_rule(report, "external-library")
@@ -140,12 +143,7 @@ def test_a_library_that_opens_its_own_plugin_is_loaded_before_it(build, tmp_path
     core = build.compile_c(CORE, "libcore.so.3", flags=("-Wl,-soname,libcore.so.3", "-Wl,-rpath,$ORIGIN",
                                                        "-Wl,--enable-new-dtags"))
     kernel = build.compile_c(KERNEL, "libplug.so.3", libs=(core,), flags=("-Wl,-soname,libplug.so.3",))
-    tag = python_tag()
-    wheel = build_wheel(tmp_path, "coreplug", "1.0", f"{tag}-{tag}-manylinux_2_17_x86_64", {
-        "coreplug/__init__.py": b"",
-        "coreplug-1.0.data/data/lib/libcore.so.3": core.read_bytes(),
-        "coreplug-1.0.data/data/lib/libplug.so.3": kernel.read_bytes(),
-    })
+    wheel = _data_lib_wheel(tmp_path, "coreplug", {"libcore.so.3": core, "libplug.so.3": kernel})
     report = audit_one(wheel)
     assert not by_rule(report, "external-library") and report.external_libs == []
     (found,) = by_rule(report, "preloaded-library")

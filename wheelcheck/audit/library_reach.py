@@ -79,6 +79,7 @@ def foreign_directories(model: WheelModel, needer: ElfInfo, soname: str) -> Fore
     leftovers such as Bazel's ``_solib_local`` name no distribution, and say nothing about the library)."""
     shipped_dirs = _shipped_directories(model.members, model.data_dir, model.root_is_purelib)
     found: list[tuple[str, tuple[str, ...]]] = []  # (directory, the requirements named like it)
+    stem = _library_stem(soname)
     for entry in needer.rpath + needer.runpath:
         directory = rpath_directory(model, needer.path, entry)
         if directory is None or not directory.startswith("/sp/"):
@@ -86,12 +87,12 @@ def foreign_directories(model: WheelModel, needer: ElfInfo, soname: str) -> Fore
         # a directory the wheel installs into may be shared with a requirement (nvidia/cu13/lib holds every cu13
         # library; meshlib_core.libs both meshlib's and meshlib-core's): it is named like the requirement too
         named = _owners(directory[len("/sp/"):], installed_requirements(model.requires_dist),
-                        requested_extras(model.requires_dist), _library_stem(soname))
+                        requested_extras(model.requires_dist), stem)
         found.append((directory[len("/sp/"):], named))
     # the directories named like the library itself, when there are some (tilelang: libtvm_ffi.so in tvm_ffi/lib,
     # libz3.so in z3/lib; nvidia-cusolver: libcublasLt.so.12 in nvidia/cublas/lib), not every directory of the RPATH;
     # when no requirement is named like those, none is blamed for the library
-    likeness = [_named_like(directory, _library_stem(soname)) for directory, _named in found]
+    likeness = [_named_like(directory, stem) for directory, _named in found]
     best = max(likeness, default=0)
     found = [f for f, score in zip(found, likeness) if score == best and f[1]]
     if not found:

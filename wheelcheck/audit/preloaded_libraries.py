@@ -100,13 +100,14 @@ def check_preloaded(context: CheckContext) -> Iterator[Finding]:
                              context.libc)
         if first is None:
             continue
-        if first.loader == first.copy.path and not first.copy.is_extension:  # the library opens its own plugin
+        opens_it = first.loader == first.copy.path and not first.copy.is_extension  # a library opening its plugin
+        if opens_it:
             reach = (f"nothing, while only {first.copy.path} opens it; a RUNPATH of $ORIGIN would let it load on "
                      "its own")
         else:
             reach = (f"add {first.entry} to its RUNPATH so that it loads on its own; `wheelcheck repair` adds it"
                      if first.entry else "ship it where the file's RUNPATH leads, so that it loads on its own")
-        why = ("it opens this file itself" if first.loader == first.copy.path and not first.copy.is_extension else
+        why = ("it opens this file itself" if opens_it else
                "an extension module Python imports" if first.loader == first.copy.path else
                f"a dependency of the extension module {first.loader}")
         yield Finding(

@@ -86,13 +86,12 @@ def bind_symbols(tree: LoadTree, subject_files: Sequence[Placed], world: Sequenc
     back for every file of a subject, and each lookup scans the whole world (PySide6's plugins: 36,000 of them)."""
     result = Binding()
     cache = found_elsewhere if found_elsewhere is not None else {}
-    # the files a nearest symbol of a C++ name is looked for in: those the tree loads, then the world's others
-    candidates = [p for p in tree.order if p.dist is not tree.root.dist]
-    in_scope = {id(p) for p in candidates}
-    candidates += [p for p in world if p.dist is not tree.root.dist and id(p) not in in_scope]
     scope = [(p, exports.of(p.elf)) for p in tree.order]
     given_libraries = {link.name: link.found for link in tree.links if link.how in FOUND}
     others_in_scope = [p for p in tree.order if p.dist is not tree.root.dist]
+    # the files a nearest symbol of a C++ name is looked for in: those the tree loads, then the world's others
+    in_scope = {id(p) for p in others_in_scope}
+    candidates = others_in_scope + [p for p in world if p.dist is not tree.root.dist and id(p) not in in_scope]
     for placed in subject_files:
         for need in placed.elf.version_needs:
             target = given_libraries.get(need.library)

@@ -10,9 +10,8 @@ is built once and every rule reads it:
 
 from __future__ import annotations
 
-import posixpath
-
 import gc
+import posixpath
 from collections.abc import Iterable
 from contextlib import contextmanager
 

@@ -61,6 +61,8 @@ def global_loading(sources: dict[str, bytes], others: Callable[[], Iterable[tupl
     """What a distribution loads with RTLD_GLOBAL. ``sources``: its Python files that name RTLD_GLOBAL (path ->
     bytes); ``others()``: its other Python files, read only when a use is in a function that none of ``sources``
     calls at module level."""
+    if not sources:
+        return GlobalLoading()
     modules: dict[str, _Module] = {}
     whole: list[str] = []
     for path, source in sorted(sources.items()):

@@ -22,7 +22,7 @@ from pathlib import Path
 from packaging.tags import Tag, parse_tag
 
 from wheelcheck.conflicts.distribution import Distribution
-from wheelcheck.conflicts.global_loading import GlobalLoading, global_loading, names_rtld_global
+from wheelcheck.conflicts.global_loading import global_loading, names_rtld_global
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.elf.elf_summary import is_elf, summarize_file
 from wheelcheck.errors import BadElfError, UsageError
@@ -44,8 +44,7 @@ def from_wheel(path: str | Path, jobs: int | None = None) -> Distribution:
         meta = HeaderParser().parsestr(reader.metadata_text("METADATA") or "")
         python = [m.filename for m in reader.members if m.filename.endswith(".py")]
         sources = {name: source for name in python if names_rtld_global(source := reader.read(name))}
-        loading = global_loading(sources, lambda: ((n, reader.read(n)) for n in python if n not in sources)) \
-            if sources else GlobalLoading()
+        loading = global_loading(sources, lambda: ((n, reader.read(n)) for n in python if n not in sources))
     # METADATA spells the name as an environment's dist-info does; the file name only canonically
     return Distribution(meta.get("Name") or model.name, meta.get("Version") or model.version, model.filename,
                         model.requires_dist, model.tags, model.elves, loading.loaders, loading.libraries,
@@ -141,8 +140,7 @@ def _read_dist_info(site: Path, info: Path, notes: list[str]):
                     sources[rel] = source
             except OSError:
                 continue
-    loading = global_loading(sources, lambda: _read_python(site, [r for r in python if r not in sources])) \
-        if sources else GlobalLoading()
+    loading = global_loading(sources, lambda: _read_python(site, [r for r in python if r not in sources]))
     return site, info, meta, tags, elves, loading
 
 

@@ -40,27 +40,29 @@ def _path_matches(text: bytes, pos: int, endpos: int):
 
 
 def identifier_strings(data: bytes) -> frozenset[str]:
-    return _identifiers(SparseFile.whole(data))
+    return _strings(SparseFile.whole(data), _identifier_matches)
 
 
 def identifier_strings_of_file(path: str | os.PathLike) -> frozenset[str]:
     """``identifier_strings`` of the file at ``path``, read in pieces (never whole)."""
-    with open(path, "rb", buffering=0) as f:
-        fd = f.fileno()
-        size = os.fstat(fd).st_size
-        return _identifiers(SparseFile(size, partial(pread_range, fd, size), window=0))
+    return _strings_of_file(path, _identifier_matches)
 
 
 def path_strings_of_file(path: str | os.PathLike) -> frozenset[str]:
     """The absolute paths (``/usr/lib/x86_64-linux-gnu/graphviz``) that are whole strings of the read-only data of
     the file at ``path``, read in pieces (never whole). Raises OSError, or ElfFormatError for a malformed file."""
+    return _strings_of_file(path, _path_matches)
+
+
+def _strings_of_file(path: str | os.PathLike, matches) -> frozenset[str]:
     with open(path, "rb", buffering=0) as f:
         fd = f.fileno()
         size = os.fstat(fd).st_size
-        return _identifiers(SparseFile(size, partial(pread_range, fd, size), window=0), _path_matches)
+        return _strings(SparseFile(size, partial(pread_range, fd, size), window=0), matches)
 
 
-def _identifiers(source: SparseFile, matches=_identifier_matches) -> frozenset[str]:
+def _strings(source: SparseFile, matches) -> frozenset[str]:
+    """The strings ``matches`` finds in the read-only segments of ``source``, the dynamic string table aside."""
     header = parse_header(source.read(0, min(HEADER_SIZE, source.size)))
     start, length = program_header_span(header, source.size)
     phdrs = parse_program_headers(source.read(start, length), header)

@@ -15,34 +15,22 @@ from array import array
 from collections.abc import Callable, Iterator
 
 from wheelcheck.elf._tables import AddressMap
-from wheelcheck.errors import ElfFormatError
+from wheelcheck.elf.text_relocations import relocation_tables
 
 __all__ = ["BOUND_PREFIXES", "relocated_bounds"]
 
 BOUND_PREFIXES = ("__start_", "__stop_")
-_TABLES = (("DT_RELA", "DT_RELASZ", True), ("DT_REL", "DT_RELSZ", False), ("DT_JMPREL", "DT_PLTRELSZ", None))
-_DT_RELA = 7
-_PIECE = 1 << 20
 
 
 def relocated_bounds(pieces: Callable[[int, int], Iterator[bytes]], size: int, tags: dict[str, int], amap: AddressMap,
                      bounds: dict[int, str], elf_class: int, endian: str) -> tuple[str, ...]:
     """The names of ``bounds`` (dynamic symbol index -> name) some dynamic relocation of the file refers to, sorted.
     A table that cannot be read counts as referring to all of them (the collision then stays a finding)."""
+    tables = relocation_tables(tags, amap, size, elf_class)
+    if tables is None:
+        return tuple(sorted(bounds.values()))
     found: set[int] = set()
-    for start_tag, size_tag, rela in _TABLES:
-        if start_tag not in tags or not tags.get(size_tag):
-            continue
-        if rela is None:
-            rela = tags.get("DT_PLTREL") == _DT_RELA
-        entry = (24 if rela else 16) if elf_class == 64 else (12 if rela else 8)
-        try:
-            offset = amap.offset(tags[start_tag])
-        except ElfFormatError:
-            return tuple(sorted(bounds.values()))
-        length = tags[size_tag] - tags[size_tag] % entry
-        if offset + length > size:
-            return tuple(sorted(bounds.values()))
+    for offset, length, entry in tables:
         found |= _symbols_referred(pieces(offset, offset + length), entry, elf_class, endian, set(bounds))
     return tuple(sorted(bounds[i] for i in found))
 

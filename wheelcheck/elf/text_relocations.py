@@ -16,7 +16,7 @@ from collections.abc import Callable
 from wheelcheck.elf._tables import AddressMap
 from wheelcheck.errors import ElfFormatError
 
-__all__ = ["count_text_relocations", "RELOCATION_TAGS"]
+__all__ = ["count_text_relocations", "relocation_tables", "RELOCATION_TAGS"]
 
 # DT_RELA, DT_RELASZ, DT_REL, DT_RELSZ, DT_PLTRELSZ, DT_PLTREL, DT_JMPREL, DT_RELR
 RELOCATION_TAGS = {7: "DT_RELA", 8: "DT_RELASZ", 17: "DT_REL", 18: "DT_RELSZ", 2: "DT_PLTRELSZ", 20: "DT_PLTREL",
@@ -33,19 +33,9 @@ def count_text_relocations(read: Callable[[int, int], bytes], size: int, tags: d
     this does not decode, or tables outside the file)."""
     if "DT_RELR" in tags:
         return None
-    tables = []  # (file offset, size, entry size): a table listed twice (DT_JMPREL inside DT_RELA) counted once
-    for start_tag, size_tag, rela in (("DT_RELA", "DT_RELASZ", True), ("DT_REL", "DT_RELSZ", False),
-                                      ("DT_JMPREL", "DT_PLTRELSZ", tags.get("DT_PLTREL") == _DT_RELA)):
-        if start_tag in tags and tags.get(size_tag):
-            entry = (24 if rela else 16) if elf_class == 64 else (12 if rela else 8)
-            try:
-                offset = loads.offset(tags[start_tag])
-            except ElfFormatError:
-                return None
-            length = tags[size_tag] - tags[size_tag] % entry
-            if length > _MAX_TABLE or offset + length > size:
-                return None
-            tables.append((offset, length, entry))
+    tables = relocation_tables(tags, loads, size, elf_class, _MAX_TABLE)
+    if tables is None:
+        return None
     word = "Q" if elf_class == 64 else "I"
     # R_*_NONE is type 0 everywhere; MIPS64 packs three types in r_info, so there only an all-zero r_info is one
     type_mask = 0xFFFFFFFF if elf_class == 64 else 0xFF
@@ -65,6 +55,26 @@ def count_text_relocations(read: Callable[[int, int], bytes], size: int, tags: d
                 seen.add(offset + at)
                 count += 1
     return count
+
+
+def relocation_tables(tags: dict[str, int], loads: AddressMap, size: int, elf_class: int,
+                      max_table: int | None = None) -> list[tuple[int, int, int]] | None:
+    """(file offset, size, entry size) of the DT_RELA, DT_REL and DT_JMPREL tables (a table listed twice, DT_JMPREL
+    inside DT_RELA, is listed twice here too); None when one lies outside the file or is larger than ``max_table``."""
+    tables = []
+    for start_tag, size_tag, rela in (("DT_RELA", "DT_RELASZ", True), ("DT_REL", "DT_RELSZ", False),
+                                      ("DT_JMPREL", "DT_PLTRELSZ", tags.get("DT_PLTREL") == _DT_RELA)):
+        if start_tag in tags and tags.get(size_tag):
+            entry = (24 if rela else 16) if elf_class == 64 else (12 if rela else 8)
+            try:
+                offset = loads.offset(tags[start_tag])
+            except ElfFormatError:
+                return None
+            length = tags[size_tag] - tags[size_tag] % entry
+            if (max_table is not None and length > max_table) or offset + length > size:
+                return None
+            tables.append((offset, length, entry))
+    return tables
 
 
 def _inside(address: int, ranges: list[tuple[int, int]]) -> bool:

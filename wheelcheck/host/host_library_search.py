@@ -52,7 +52,12 @@ class Located:
     libraries: dict[str, HostLibrary] = field(default_factory=dict)  # soname -> where it was found
     missing: dict[str, str] = field(default_factory=dict)  # soname -> the first file that needs it
     skipped: tuple[str, ...] = ()  # sonames needed but not looked up (the caller's ``skip``)
-    searched: str = ""  # the host directories, for messages
+    directories: tuple[str, ...] = ()  # the host directories searched (--lib-path, the environment's, the system's)
+
+    @property
+    def searched(self) -> str:
+        """The host directories, for messages."""
+        return ", ".join(self.directories) or "(none)"
 
 
 def locate_libraries(
@@ -100,7 +105,7 @@ def locate_libraries(
         for dep in needs:
             queue.append((f"[{soname}]", dep, child_ancestors, bool(info.runpath), child_runpath))
     return Located(roots=roots, libraries=libraries, missing=missing, skipped=tuple(sorted(skipped)),
-                   searched=search.describe())
+                   directories=search.lib_path + search.env + search.system)
 
 
 def _member_rpaths(elf: ElfInfo, resolution: Resolution, by_path: dict[str, ElfInfo]) -> tuple[str, ...]:

@@ -120,10 +120,8 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
         changes, sbom = _with_sbom(source, changes, final, plan, options)
         out_path = _output_dir(options.out_dir) / filename
         stats = _write(source, out_path, changes, model, options)
-        search = host_search_path(libc, arch, lib_path=options.lib_path, environ=options.environ,
-                                  ldpaths=options.ldpaths)
         plugins = host_plugins([(g.source, g.needed_as, g.member) for g in plan.grafts if not g.in_wheel],
-                               search.lib_path + search.env + search.system)
+                               located.directories)
     repaired = _repaired(outcome, out_path, filename, after, stats, plan, hidden)
     settings = judged.target or judged.verdict  # whose rules the re-audit applied: they apply to repair's own too
     repaired.findings += [kept for finding in host_plugin_findings(plugins)

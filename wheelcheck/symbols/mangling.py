@@ -163,11 +163,12 @@ _LOCAL_PREFIXES = (("_ZGVZ", "guard variable for "), ("_ZTSZ", "typeinfo name fo
                    ("_ZTVZ", "vtable for "), ("_ZZ", ""))
 # what ends a local name, then an optional discriminator (_0, __12_): a source name (5cache), a string literal (s),
 # a lambda or unnamed type (UlvE_, Ut_)
-_DISCRIMINATOR = r"(?:_\d|__\d+_)?$"
+_LOCAL_STARTS = tuple(prefix for prefix, _said in _LOCAL_PREFIXES)
+_DISCRIMINATOR = re.compile(r"(?:_\d|__\d+_)?")
 _LOCAL_SOURCE_NAME = re.compile(r"E(\d{1,9})(?=[A-Za-z_])")
 _LOCAL_MAX = 4096  # a longer name is shown as it is: each candidate end is checked against the rest of the name
-_LOCAL_OTHER = re.compile(r"E(?:(s)|(U[lt][A-Za-z0-9_]*_))" + _DISCRIMINATOR)
-_IDENTIFIER_THEN_END = re.compile(r"[A-Za-z_][A-Za-z0-9_]*" + _DISCRIMINATOR)
+_LOCAL_OTHER = re.compile(r"E(?:(s)|(U[lt][A-Za-z0-9_]*_))" + _DISCRIMINATOR.pattern + "$")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _local_name(name: str) -> str | None:
@@ -186,10 +187,9 @@ def _local_name(name: str) -> str | None:
         return None
     entity = None
     for m in _LOCAL_SOURCE_NAME.finditer(name):  # the last <length><name> that ends the name (a discriminator aside)
-        text = name[m.end():m.end() + int(m.group(1))]
-        if len(text) == int(m.group(1)) and _IDENTIFIER_THEN_END.fullmatch(name, m.end()) \
-                and name[m.end() + len(text):] in ("", *_discriminators(name)):
-            entity = text
+        end = m.end() + int(m.group(1))
+        if end <= len(name) and _IDENTIFIER.fullmatch(name, m.end(), end) and _DISCRIMINATOR.fullmatch(name, end):
+            entity = name[m.end():end]
     if entity is None:
         other = _LOCAL_OTHER.search(name)
         if other is None:
@@ -199,22 +199,16 @@ def _local_name(name: str) -> str | None:
     return f"{said}{function}::{entity}"
 
 
-def _discriminators(name: str) -> tuple[str, ...]:
-    """The discriminator that ends ``name`` (``_0``, ``__12_``), if one does."""
-    m = re.search(r"(?:_\d|__\d+_)$", name)
-    return (m.group(),) if m else ()
-
-
 # special names of a named entity (Itanium ABI 5.1.4), in c++filt's words: the entity's name follows the prefix
 _NAMED_SPECIALS = (("_ZGTt", "transaction clone for "), ("_ZGV", "guard variable for "), ("_ZTV", "vtable for "),
-                     ("_ZTI", "typeinfo for "), ("_ZTS", "typeinfo name for "), ("_ZTT", "VTT for "))
+                   ("_ZTI", "typeinfo for "), ("_ZTS", "typeinfo name for "), ("_ZTT", "VTT for "))
 
 
 def short_name(name: str) -> str:
     """A readable qualified name without parameters, or the name itself when it is not simple."""
     if not name.startswith("_Z"):
         return name
-    if name.startswith(("_ZZ", "_ZGVZ", "_ZTSZ", "_ZTIZ", "_ZTVZ")):
+    if name.startswith(_LOCAL_STARTS):
         return _local_name(name) or name
     for prefix, said in _NAMED_SPECIALS:
         if name.startswith(prefix):
