@@ -59,7 +59,7 @@ class CxxAbi:
 
 def interface(elf: ElfInfo) -> tuple[list[str], list[str]]:
     """(exported names, undefined names), in table order."""
-    exports = elf.symtab.export_names()
+    exports = elf.export_names
     imports = list(compress(elf.symtab.names, elf.symtab.undefined_mask()))
     return exports, imports
 

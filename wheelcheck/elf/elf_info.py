@@ -145,7 +145,9 @@ class SymbolTable:
 
     def defined_function(self, names: Iterable[str]) -> str | None:
         """The first of ``names`` that this table defines as a function."""
-        for name in names:
+        wanted = tuple(names)
+        present = set(wanted).intersection(self.names)  # one pass: a large library has none of them
+        for name in filter(present.__contains__, wanted):
             i = self.position(name)
             if i is not None and self.defined[i] and self.type_of(i) == "FUNC":
                 return name
@@ -201,16 +203,19 @@ class ElfInfo:
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
-        for cache in ("symbols", "python_init", "sorted_exports"):
+        for cache in ("symbols", "python_init", "export_names", "sorted_exports"):
             state.pop(cache, None)  # caches: the columns travel, the rest is rebuilt on demand
         return state
 
     @cached_property
+    def export_names(self) -> list[str]:
+        """The exported names in table order, made once per file for the analyses (read only)."""
+        return self.symtab.export_names()
+
+    @cached_property
     def sorted_exports(self) -> list[str]:
         """The exported names, sorted: made once per file for the analyses that bisect them (read only)."""
-        names = self.symtab.export_names()
-        names.sort()
-        return names
+        return sorted(self.export_names)
 
     @property
     def module_name(self) -> str:
