@@ -30,7 +30,7 @@ from urllib.parse import quote
 from wheelcheck.data import load_table
 from wheelcheck.audit.findings import AuditReport, Finding, WheelReport
 
-__all__ = ["render_audit_sarif", "sarif_log", "SARIF_SCHEMA_URI", "FINGERPRINT_KEY"]
+__all__ = ["render_audit_sarif", "sarif_log", "artifact_uri", "SARIF_SCHEMA_URI", "FINGERPRINT_KEY"]
 
 SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 FINGERPRINT_KEY = "wheelcheckFinding/v2"  # bump the suffix only if the hashed parts change (v1: the message)
@@ -106,7 +106,13 @@ def _result(wheel: WheelReport, finding: Finding, index: dict[str, int], base: P
 
 
 def _uri(wheel: WheelReport, base: Path | None) -> str:
-    path = Path(wheel.path or wheel.filename)
+    return artifact_uri(wheel.path or wheel.filename, base)
+
+
+def artifact_uri(source: str, base: Path | None) -> str:
+    """The SARIF artifact URI of the file at ``source``: relative to ``base`` when it lies below it (what code
+    scanning resolves against the checkout), a file: URI when it is elsewhere, the path itself when relative."""
+    path = Path(source)
     if path.is_absolute():
         if base is not None and path.is_relative_to(base):
             path = path.relative_to(base)

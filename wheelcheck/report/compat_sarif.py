@@ -11,11 +11,10 @@ import hashlib
 import json
 from typing import Any
 from pathlib import Path, PurePosixPath
-from urllib.parse import quote
 
 from wheelcheck.compat.compat_report import CompatFinding, CompatReport, PairResult
 from wheelcheck.data import load_table
-from wheelcheck.report.audit_sarif import FINGERPRINT_KEY, SARIF_SCHEMA_URI, _rule
+from wheelcheck.report.audit_sarif import FINGERPRINT_KEY, SARIF_SCHEMA_URI, _rule, artifact_uri
 
 __all__ = ["render_compat_sarif", "compat_sarif_log"]
 
@@ -67,10 +66,4 @@ def _result(pair: PairResult, finding: CompatFinding, index: dict[str, int], bas
 
 
 def _uri(source: str, base: Path | None) -> str:
-    path = Path(source.split(" (manifest of", 1)[0])
-    if path.is_absolute():
-        if base is not None and path.is_relative_to(base):
-            path = path.relative_to(base)
-        else:
-            return path.as_uri()
-    return quote(path.as_posix(), safe="/")
+    return artifact_uri(source.split(" (manifest of", 1)[0], base)
