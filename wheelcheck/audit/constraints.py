@@ -61,7 +61,7 @@ def collect_constraints(
 ) -> list[Constraint]:
     out: list[Constraint] = []
     for elf in elves:
-        out.extend(_symbol_versions(elf, resolution, arch))
+        out.extend(_symbol_versions(elf, resolution, arch, policies[0]))
         out.extend(_blacklisted(elf, policies))
         out.extend(_linux_only_rules(elf))
 
@@ -69,11 +69,16 @@ def collect_constraints(
         return any(p.provides(soname, arch) for p in policies)
 
     drivers = drivers_of(policies)
-    out.extend(_external_libraries(model, elves, resolution, arch, exclude, external, always_allowed, drivers, libc))
+    out.extend(_external_libraries(model, elves, resolution, arch, exclude, external, always_allowed, policies[0],
+                                   drivers, libc))
     return out
 
 
-def _symbol_versions(elf: ElfInfo, resolution: Resolution, arch: str, origin: str | None = None) -> Iterator[Constraint]:
+def _symbol_versions(elf: ElfInfo, resolution: Resolution, arch: str, best: Policy,
+                     origin: str | None = None) -> Iterator[Constraint]:
+    """A constraint per version the file needs of a library the wheel does not ship. Where ``best`` (the first
+    policy) allows the version, no finding will name it: it is told plainly, without the names of its symbols
+    (a large library needs GLIBC_2.2.5 for thousands of them)."""
     for need in elf.version_needs:
         if is_dynamic_loader(need.library) or (elf.path, need.library) in resolution.provided:
             continue  # the wheel ships this library: the system's version does not matter
@@ -83,17 +88,23 @@ def _symbol_versions(elf: ElfInfo, resolution: Resolution, arch: str, origin: st
             versions = policy.versions(arch)
             return policy.is_linux or ns not in versions or wanted in versions[ns]
 
+        moot = allows(best)
         yield Constraint(
             rule="symbol-version",
             file=origin or elf.path,
-            what=f"{need.version} needed by {_names(need.symbols) or '(a version reference, no symbol)'}",
-            hint=_version_hint(ns, need.symbols),
+            what=f"{need.version} needed by "
+                 f"{_plain_count(need.symbols) if moot else _names(need.symbols) or '(a version reference, no symbol)'}",
+            hint=_version_hint(ns, () if moot else need.symbols),
             allows=allows,
             symbols=need.symbols,
             key=(need.library, need.version),
             cause=f"needs {need.version} of {need.library}",
             subject=need.version,
         )
+
+
+def _plain_count(symbols: tuple[str, ...]) -> str:
+    return f"{len(symbols)} symbol{'s' if len(symbols) != 1 else ''}" if symbols else "(a version reference, no symbol)"
 
 
 def _version_hint(ns: str, symbols: tuple[str, ...] = ()) -> str:
@@ -177,7 +188,7 @@ def _external_libraries(
     model: WheelModel,
     elves: list[ElfInfo],
     resolution: Resolution, arch: str, exclude: tuple[str, ...], external: Mapping[str, ElfInfo],
-    always_allowed: Callable[[str], bool], drivers: DriverNames = DriverNames(frozenset()), libc: str = "glibc",
+    always_allowed: Callable[[str], bool], best: Policy, drivers: DriverNames, libc: str,
 ) -> Iterator[Constraint]:
     pending = sorted(resolution.unresolved)
     seen: set[str] = set()
@@ -198,7 +209,10 @@ def _external_libraries(
         def allows(policy: Policy, soname=soname) -> bool:
             return policy.is_linux or policy.provides(soname, arch)
 
-        what, hint = why_missing(model, by_path.get(path), soname, copies)
+        # what the best policy allows (libc.so.6, needed by every file) no finding will name: it is told plainly,
+        # without working out why the wheel misses it (its directories, its requirements: tensorflow 0.1 s)
+        moot = allows(best)
+        what, hint = why_missing(model, None if moot else by_path.get(path), soname, copies)
         yield Constraint(
             rule="external-library",
             file=path,
@@ -213,7 +227,7 @@ def _external_libraries(
             # --lib-path: what repair would graft brings its own needs along
             seen.add(soname)
             pending.extend((f"[{soname}]", dep) for dep in found.needed if dep not in seen)
-            yield from _symbol_versions(found, resolution, arch, origin=f"[{soname}]")
+            yield from _symbol_versions(found, resolution, arch, best, origin=f"[{soname}]")
 
 
 def _names(symbols: tuple[str, ...], most: int = 6) -> str:
