@@ -15,11 +15,12 @@ from hypothesis import strategies as st
 from tests.fuzz.fixtures import elf_seeds  # noqa: F401  (fixture)
 from tests.fuzz.shapes import HOSTILE_NAMES
 from tests.fuzz.strategies import mangled_names
+from wheelcheck.compat.nearest_symbol import names_with_head
 from wheelcheck.compat.requirement_pins import declared_requirements, marker_environment
 from wheelcheck.conflicts.distribution import Distribution
 from wheelcheck.elf.elf_summary import _soname_matches
 from wheelcheck.errors import BadWheelError, one_line
-from wheelcheck.symbols.demangle import demangle, qualified_key
+from wheelcheck.symbols.demangle import demangle, key_head, qualified_key
 from wheelcheck.symbols.families import _group_key, count_family, families, group_counts
 from wheelcheck.symbols.mangling import abi_neutral, has_new_abi, has_old_abi, lead, short_name
 from wheelcheck.wheel.record import record_rows, render_record
@@ -50,6 +51,28 @@ def test_family_counts_take_any_names(names):
     for name in names:
         key, label = _group_key(name)
         assert name.startswith(key) and isinstance(label, str)
+
+
+# names that share a key's head in every place qualified_key reads it from, with tails that change the key or not
+_KEYED_NAMES = st.builds(lambda start, head, tail: start + head + tail,
+                         st.sampled_from(("_Z", "_ZL", "_ZN", "_ZNK", "_ZNKR", "_ZNO", "_ZNVK", "_ZNrVKO", "_ZNL", "_ZNKL",
+                                          "_ZNKKKK", "_ZNKKKKK", "_ZT", "_ZNS", "_ZNKS")),
+                         st.sampled_from(("St", "3foo", "3fop", "2fo", "L3foo", "7__cxx11")),
+                         st.sampled_from(("", "Ev", "3barEv", "3barB5cxx11Ev", "IiE3barEi", "4bazEv", "C1Ev", "E")))
+
+
+@given(st.lists(st.one_of(_KEYED_NAMES, mangled_names()), max_size=40))
+def test_names_with_head_hold_every_name_of_the_key(names):
+    """The nearest-symbol search looks only at the names names_with_head narrows to: none of the same key is lost."""
+    ordered = sorted(set(names))
+    for wanted in names:
+        key = qualified_key(wanted)
+        if key is None:
+            assert key_head(wanted) is None
+            continue
+        narrowed = names_with_head(ordered, key_head(wanted))
+        assert {n for n in ordered if qualified_key(n) == key} <= set(narrowed)
+        assert len(narrowed) == len(set(narrowed))
 
 
 def demangler_bomb(levels: int) -> str:

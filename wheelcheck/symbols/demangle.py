@@ -18,12 +18,13 @@ from functools import lru_cache
 
 from wheelcheck.symbols.mangling import _DIGITS, _is_digit, _skip_balanced, source_name_length, source_name_span
 
-__all__ = ["demangle", "qualified_key", "abi_free"]
+__all__ = ["demangle", "qualified_key", "key_head", "QUALIFIERS_MAX", "abi_free"]
 
 _MAX_LENGTH = 2048
 _REFERENCE = re.compile(r"S[0-9A-Z]*_|T[0-9]*_")
 _MAX_EXPANSION = 1 << 15  # characters of the demangled tree, at worst: some 50 ms
 _MAX_SHOWN = 4096  # a longer demangled name helps no reader (and _tidy's patterns are quadratic in it)
+QUALIFIERS_MAX = 4  # after _ZN: [r][V][K][R|O]; a longer run is no compiler's (and names_with_head tries each run)
 
 
 @lru_cache(maxsize=4096)
@@ -77,6 +78,8 @@ def qualified_key(name: str) -> str | None:
     i = 3 if nested else 2
     while nested and i < len(name) and name[i] in "rVKRO":
         i += 1
+    if i - 3 > QUALIFIERS_MAX:
+        return None
     key: list[str] = []
     while i < len(name):
         c = name[i]
@@ -106,6 +109,22 @@ def qualified_key(name: str) -> str | None:
         else:
             break
     return "".join(key) if key and key != ["St"] else None
+
+
+_KEY_HEAD = re.compile(r"_Z(?:N[rVKRO]*)?(?:(St)|L?([0-9]+))")
+
+
+def key_head(name: str) -> str | None:
+    """The first part of ``qualified_key(name)``: ``St`` or the first <source-name> (``3c10``). Every name of the
+    same key spells it right after ``_Z``, ``_ZL``, ``_ZN<qualifiers>`` or ``_ZN<qualifiers>L``, so a sorted list
+    of names holds them in a few ranges. None when ``name`` has no key."""
+    m = _KEY_HEAD.match(name)
+    if m is None or qualified_key(name) is None:
+        return None
+    if m.group(1):
+        return "St"
+    start = m.start(2)
+    return name[start:source_name_span(name, start)[1]]
 
 
 def _tidy(text: str) -> str:
