@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -151,6 +152,37 @@ def test_libstdcxx_unique_constants_are_not_the_files_own(build, tmp_path):
     (f,) = by_rule(one(build_wheel(tmp_path / "p", "stdu", "1.0", TAG, {"stdu/libstdunique.so": plain})),
                    "gnu-unique-symbols")
     assert f.symbols == ("_ZZ11own_countervE5count",) and "exports 1 STB_GNU_UNIQUE symbol" in f.message
+
+
+# std:: members with a ref-qualifier (value() const &: _ZNKRSt...) or cv-qualifier volatile (load() const volatile:
+# _ZNVKSt...), which -O0 leaves out of line and exports like any other instantiation (faiss's and torch's
+# _ZNKRSt7__cxx1115basic_stringbuf...3strEv, C++20's str() const &)
+_STD_QUALIFIED_SRC = """\
+#include <atomic>
+#include <optional>
+#include <utility>
+struct Pair { int a, b; };
+extern "C" int qualified(void) {
+    std::optional<int> o(4);
+    const std::optional<int> c(5);
+    volatile std::atomic<Pair> p(Pair{1, 2});
+    return o.value() + c.value() + std::move(o).value() + std::move(c).value() + p.load().a;
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("c++filt") is None, reason="no c++filt (binutils) here")
+def test_std_members_with_ref_and_volatile_qualifiers_are_libstdcxx(build, tmp_path):
+    lib = build.compile_c(_STD_QUALIFIED_SRC, "libqualified.so", cxx=True, flags=("-O0", "-std=c++17"))
+    mangled = sorted(n for n, _ in pyelftools_exports(lib) if n.startswith("_Z"))
+    readable = subprocess.run(["c++filt"], input="\n".join(mangled), capture_output=True, text=True).stdout.split("\n")
+    assert all("std::" in r for r in readable)  # every C++ name it exports is libstdc++'s code
+    qualified = [n for n, r in zip(mangled, readable) if r.endswith(("const &", "const &&", ") &", ") &&", "volatile"))]
+    assert {n[:n.index("St")] for n in qualified} == {"_ZNKR", "_ZNKO", "_ZNR", "_ZNO", "_ZNVK"}, qualified
+    (libstdcxx,) = [f for f in families() if f.id == "libstdcxx"]
+    assert family_members(mangled, libstdcxx) == set(mangled)
+    w = one(build_wheel(tmp_path, "qualified", "1.0", TAG, {"qualified/libqualified.so": lib}))
+    assert w.files[0].exposure["families"] == {"libstdcxx": len(mangled)}
 
 
 def test_clean_extension_exports_only_its_init(build, tmp_path):

@@ -17,7 +17,7 @@ from operator import or_
 
 from wheelcheck.audit.check_context import CheckContext, Fact
 from wheelcheck.symbols.demangle import abi_free
-from wheelcheck.symbols.mangling import OLD_HINT, abi_neutral, has_new_abi, has_old_abi, lead, short_name
+from wheelcheck.symbols.mangling import OLD_HINT, STD_MEMBERS, abi_neutral, has_new_abi, has_old_abi, lead, short_name
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.audit.findings import Finding
 
@@ -32,9 +32,9 @@ _OLD_CONFIRM_LIMIT = 5000  # old-ABI candidates confirmed by tokenizing, at most
 # libstdc++_nonshared.a, reference its empty representation. pyarrow, onnx, shapely, torchao import it and nothing
 # else of the old ABI.
 _COW_STRING_INTERNALS = frozenset({"_ZNSs4_Rep20_S_empty_rep_storageE"})
-_STD_PREFIXES = ("_ZNSt", "_ZNKSt", "_ZSt", "_ZNSs", "_ZNKSs", "_ZNSb", "_ZNKSb", "_ZTISt", "_ZTSSt", "_ZTVSt",
-                 "_ZTINSt", "_ZTSNSt", "_ZTVNSt", "_ZN9__gnu_cxx", "_ZNK9__gnu_cxx", "_ZN10__cxxabiv1",
-                 "_ZTVN10__cxxabiv1", "_ZNSi", "_ZNSo", "_ZNSd", "_ZNKSi", "_ZNKSo", "_ZGVNSt")
+_STD_PREFIXES = STD_MEMBERS + ("_ZSt", "_ZNSs", "_ZNKSs", "_ZNSb", "_ZNKSb", "_ZTISt", "_ZTSSt", "_ZTVSt",
+                                 "_ZTINSt", "_ZTSNSt", "_ZTVNSt", "_ZN9__gnu_cxx", "_ZNK9__gnu_cxx", "_ZN10__cxxabiv1",
+                                 "_ZTVN10__cxxabiv1", "_ZNSi", "_ZNSo", "_ZNSd", "_ZNKSi", "_ZNKSo", "_ZGVNSt")
 # std:: names a file may define as a copy of libstdc++'s code: its members, their transaction-safe clones, and the
 # typeinfo of the strings libstdc++ names by abbreviation (Ss: the old std::string; Sb: std::basic_string)
 _LIBSTDCXX_DEFINES = _STD_PREFIXES + ("_ZGTtNSt", "_ZGTtNKSt", "_ZTISs", "_ZTSSs", "_ZTISb", "_ZTSSb")

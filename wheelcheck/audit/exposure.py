@@ -16,7 +16,7 @@ from fnmatch import fnmatch
 from wheelcheck.audit.check_context import CheckContext, Fact
 from wheelcheck.symbols.families import Family, count_family, families, family_examples, group_counts, owns, \
     owns_or_loads
-from wheelcheck.symbols.mangling import short_name
+from wheelcheck.symbols.mangling import STD_STATICS, short_name
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.audit.findings import Finding
 
@@ -33,9 +33,8 @@ _EXCEPTION_RUNTIME = frozenset({"__gxx_personality_v0", "__cxa_throw", "__cxa_be
 # every build, which libstdc++.so.6 exports as unique itself, and which libstdc++'s headers give default
 # visibility whatever -fvisibility says. Members, variables (C++17's inline std::piecewise_construct), local statics
 # and guard variables of std:: and __gnu_cxx::.
-_LIBSTDCXX_UNIQUE = ("_ZNSt", "_ZNSs", "_ZNSb", "_ZSt", "_ZZNSt", "_ZZNKSt", "_ZZSt", "_ZGVNSt", "_ZGVSt", "_ZGVZNSt",
-                     "_ZGVZNKSt", "_ZGVZSt", "_ZN9__gnu_cxx", "_ZZN9__gnu_cxx", "_ZZNK9__gnu_cxx", "_ZGVN9__gnu_cxx",
-                     "_ZGVZN9__gnu_cxx")
+_LIBSTDCXX_UNIQUE = STD_STATICS + ("_ZNSt", "_ZNSs", "_ZNSb", "_ZSt", "_ZGVNSt", "_ZGVSt", "_ZN9__gnu_cxx",
+                                   "_ZZN9__gnu_cxx", "_ZZNK9__gnu_cxx", "_ZGVN9__gnu_cxx", "_ZGVZN9__gnu_cxx")
 
 # What an extension module exports by design: init functions (a Rust or C module may define several, one
 # per submodule) and Cython's per-module __pyx_module_is_main_<name> flag.

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 
 from wheelcheck.symbols.families import Family, families, family_members, group_counts, owns
-from wheelcheck.symbols.mangling import short_name
+from wheelcheck.symbols.mangling import STD_STATICS, short_name
 from wheelcheck.symbols.sonames import unhashed
 from wheelcheck.conflicts.symbol_index import Copy, FileExports, SymbolIndex
 from wheelcheck.elf.section_bounds import BOUND_PREFIXES
@@ -51,7 +51,6 @@ _OPERATOR_NEW_DELETE = ("_Znw", "_Zna", "_Zdl", "_Zda")  # replaceable: a custom
 # Statics of inline functions (_ZZ) and their guard variables (_ZGV) have vague linkage by definition: the
 # statics of a non-inline function are never exported. Those inside std:: come from libstdc++'s headers.
 _VAGUE_BY_NAME = ("_ZZ", "_ZGV")
-_STD_STATICS = ("_ZZNSt", "_ZZNKSt", "_ZZSt", "_ZGVZNSt", "_ZGVZNKSt", "_ZGVZSt")
 _EXAMPLES = 5
 
 
@@ -126,7 +125,7 @@ def symbol_conflicts(index: SymbolIndex) -> tuple[list[ConflictFinding], Collisi
         family: str | None
         if shared_by.owned:
             family, precise = min(shared_by.owned), True
-        elif name.startswith(_STD_STATICS):
+        elif name.startswith(STD_STATICS):
             family, precise = "libstdcxx", True
         else:
             family, precise = by_name.get(name, (None, False))

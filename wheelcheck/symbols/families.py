@@ -23,7 +23,7 @@ __all__ = ["Family", "families", "count_prefix", "count_family", "family_example
 
 # The mangled forms that start a name inside a C++ namespace: functions (with cv/ref qualifiers),
 # vtables, typeinfo, typeinfo names, VTTs, guard variables and local statics of its functions.
-_CXX_LEAD_INS = ("_ZN", "_ZNK", "_ZNV", "_ZNVK", "_ZNR", "_ZNO", "_ZNKR", "_ZNKO",
+_CXX_LEAD_INS = ("_ZN", "_ZNK", "_ZNV", "_ZNVK", "_ZNR", "_ZNO", "_ZNKR", "_ZNKO", "_ZNVR", "_ZNVO", "_ZNVKR", "_ZNVKO",
                  "_ZTVN", "_ZTIN", "_ZTSN", "_ZTTN", "_ZGVN", "_ZZN", "_ZZNK")
 _HIGHEST = "\U0010ffff"
 

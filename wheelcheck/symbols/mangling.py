@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["has_new_abi", "has_old_abi", "abi_neutral", "lead", "short_name", "source_name_length", "OLD_HINT"]
+__all__ = ["has_new_abi", "has_old_abi", "abi_neutral", "lead", "short_name", "source_name_length", "OLD_HINT",
+           "STD_MEMBERS", "STD_STATICS"]
 
 # Types that became std::__cxx11::X with _GLIBCXX_USE_CXX11_ABI=1; in the old ABI they are std::X.
 _OLD_STD_TYPES = frozenset({"list", "_List_base", "basic_stringbuf", "basic_istringstream", "basic_ostringstream",
@@ -32,6 +33,10 @@ _OPERATORS = {
     "cl": "()", "ix": "[]", "qu": "?", "cv": " (conversion)",
 }
 _ASCII_DIGITS = frozenset("0123456789")
+# How a member of std:: starts under each cv- and ref-qualifier [V][K][R|O]: std::optional<int>::value() const & is
+# _ZNKRSt8optionalIiE5valueEv. And the statics local to std:: functions (_ZZNKSt...) with their guard variables.
+STD_MEMBERS = tuple(f"_ZN{cv}{ref}St" for cv in ("", "K", "V", "VK") for ref in ("", "R", "O"))
+STD_STATICS = tuple(f"{local}{member[2:]}" for local in ("_ZZ", "_ZGVZ") for member in STD_MEMBERS + ("_ZSt",))
 _MAX_LENGTH_DIGITS = 9  # no real name is a billion characters long; int() of 4,301 digits raises
 
 
