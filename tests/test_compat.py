@@ -203,6 +203,29 @@ def test_environment_and_a_wheel_against_it(wheels, venv):
     assert code == 0 and [p["subject"]["source"] for p in report["pairs"]] == [wheels["current"].name]
 
 
+def test_a_subject_that_takes_nothing_from_what_was_given_says_so(build, wheels, venv, tmp_path):
+    """From sweep K: h5py beside numpy was 'h5py 3.16.0 with nothing given: loads' and 'every symbol bound: 4632
+    checked, 0 of them from its own files and the system', though numpy was given and nothing came from it."""
+    own = build.compile_c("int own_value(void) { return 7; }\n", "libown.so", flags=("-Wl,-soname,libown.so",))
+    ext = build.compile_c(extension_source("_ext", "    return own_value();", prelude="int own_value(void);\n"),
+                          "alone_ext.so", libs=(own,), flags=("-Wl,-rpath,$ORIGIN/lib",))
+    meta = b"Metadata-Version: 2.1\nName: alone\nVersion: 1.0\nRequires-Dist: host>=2.0\n"
+    alone = build_wheel(tmp_path, "alone", "1.0", TAG, {"alone/__init__.py": b"from ._ext import call\n",
+                                                        ext_member("alone"): ext, "alone/lib/libown.so": own,
+                                                        f"{dist_info('alone', '1.0')}/METADATA": meta})
+    code, report = compat_json(alone, "--env", venv)
+    pair = pair_of(report, "alone")
+    assert (code, pair["verdict"], pair["hosts"]) == (0, "loads", [])
+    assert pair["requirements"][0]["given"] == "2.0" and pair["requirements"][0]["satisfied"]
+    assert pair["files"][0]["symbols"]["checked"] == 1  # own_value, from its own libown.so
+    assert pair["reason"] == "every library found, every symbol bound: 1 checked, none from other distributions"
+    text = run_cli("compat", alone, "--env", venv).stdout.splitlines()
+    assert text[0] == "alone 1.0 with no host (it takes nothing from host 2.0): loads"
+    # plugin_current needs host, which is not given: beside another distribution, then alone
+    assert run_cli("compat", wheels["current"], alone).stdout.startswith("plugin_current 1.0 with no host: cannot tell\n")
+    assert run_cli("compat", wheels["current"]).stdout.startswith("plugin_current 1.0 with nothing else given: cannot tell\n")
+
+
 @pytest.fixture(scope="module")
 def gpu(build, tmp_path_factory) -> dict[str, Path]:
     out = tmp_path_factory.mktemp("gpu")

@@ -199,7 +199,7 @@ def _judge(run: _Run, subject: Distribution, named: bool) -> PairResult | None:
     findings.sort(key=lambda f: (f.rule != "compat-requirement" or f.severity == "info", order[f.effect]))
     return PairResult(_dist(subject), [_dist(d) for d in hosts.values() if d is not subject], verdict, reason,
                       [{"line": p.line, "name": p.name, "given": p.given, "satisfied": p.satisfied,
-                        "extra": p.extra} for p in pins], findings, files, cxx)
+                        "extra": p.extra} for p in pins], findings, files, cxx, others_given=len(run.given) > 1)
 
 
 def _plugin(root: Placed) -> bool:
@@ -493,6 +493,9 @@ def _verdict(findings: list[CompatFinding], bindings, hosts: dict, subject: Dist
         return "cannot-tell", unknown[0].message
     checked = sum(b.checked for _, b in bindings)
     theirs = sum(n for _, b in bindings for i, n in b.bound.items() if b.providers[i].dist is not subject)
-    names = ", ".join(d.name for d in hosts.values() if d is not subject) or "its own files and the system"
-    return "loads", (f"every library found, every symbol bound: {checked} checked, {theirs} of them from "
-                     f"{names}" if checked else f"every library found ({names}); it takes no symbol from them")
+    names = ", ".join(d.name for d in hosts.values() if d is not subject)
+    if not names:
+        return "loads", (f"every library found, every symbol bound: {checked} checked, none from other distributions"
+                         if checked else "every library found, in its own files and the system; no symbol to bind")
+    return "loads", (f"every library found, every symbol bound: {checked} checked, {theirs} of them from {names}"
+                     if checked else f"every library found ({names}); it takes no symbol from them")

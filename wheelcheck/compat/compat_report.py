@@ -45,11 +45,18 @@ class PairResult:
     findings: list[CompatFinding] = field(default_factory=list)
     files: list[dict[str, Any]] = field(default_factory=list)  # {path, links: [...], symbols: {...}}
     cxx: dict[str, Any] = field(default_factory=dict)  # {subject_abi, host_abi, subject_floor, host_floor}
+    others_given: bool = False  # were distributions other than the subject given (for the label)
 
     @property
     def label(self) -> str:
-        hosts = ", ".join(f"{h['name']} {h['version']}" for h in self.hosts) or "nothing given"
-        return f"{self.subject['name']} {self.subject['version']} with {hosts}"
+        """``h5py 3.16.0 with numpy 2.4.6``; without a host, what was given and taken nothing from."""
+        subject = f"{self.subject['name']} {self.subject['version']}"
+        if self.hosts:
+            return f"{subject} with " + ", ".join(f"{h['name']} {h['version']}" for h in self.hosts)
+        required = ", ".join(f"{r['name']} {r['given']}" for r in self.requirements)
+        if required:
+            return f"{subject} with no host (it takes nothing from {required})"
+        return f"{subject} with no host" if self.others_given else f"{subject} with nothing else given"
 
     @property
     def exit_code(self) -> int:
