@@ -13,6 +13,7 @@ into a fresh venv and importing the plugin: the loader's own word is the oracle.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -224,6 +225,41 @@ def test_a_subject_that_takes_nothing_from_what_was_given_says_so(build, wheels,
     # plugin_current needs host, which is not given: beside another distribution, then alone
     assert run_cli("compat", wheels["current"], alone).stdout.startswith("plugin_current 1.0 with no host: cannot tell\n")
     assert run_cli("compat", wheels["current"]).stdout.startswith("plugin_current 1.0 with nothing else given: cannot tell\n")
+
+
+def test_a_grafted_copy_of_a_system_library_it_needs_is_named_as_a_copy(build, tmp_path):
+    """From sweep K: PyQt6's libqlinuxfb.so needs libdrm.so.2 from the system, and drmModeAddFB2 was said to be
+    defined by opencv-python's opencv_python.libs/libdrm-b0291a67.so.2.4.0, with the hint to link that copy."""
+    source = "int sysfoo_call(void) { return VALUE; }\n"
+    system = build.compile_c(source, "libsysfoo.so.2", flags=("-DVALUE=9", "-Wl,-soname,libsysfoo.so.2"))
+    copy = build.compile_c(source, "libsysfoo-1a2b3c4d.so.2.4.0",
+                           flags=("-DVALUE=5", "-Wl,-soname,libsysfoo-1a2b3c4d.so.2.4.0"))  # as auditwheel grafts it
+    bundler_ext = build.compile_c(extension_source("_ext", "    return sysfoo_call();", prelude="int sysfoo_call(void);\n"),
+                                  "bundler_ext.so", libs=(copy,), flags=("-Wl,-rpath,$ORIGIN/../bundler.libs",))
+    user_ext = build.compile_c(extension_source("_ext", "    return sysfoo_call();", prelude="int sysfoo_call(void);\n"),
+                               "sysuser_ext.so", libs=(system,))
+    bundler = build_wheel(tmp_path / "b", "bundler", "1.0", TAG, {
+        "bundler/__init__.py": b"from ._ext import call\n", ext_member("bundler"): bundler_ext,
+        "bundler.libs/libsysfoo-1a2b3c4d.so.2.4.0": copy})
+    sysuser = build_wheel(tmp_path / "u", "sysuser", "1.0", TAG, {
+        "sysuser/__init__.py": b"from ._ext import call\n", ext_member("sysuser"): user_ext})
+    code, report = compat_json(sysuser, bundler)
+    pair = pair_of(report, "sysuser")
+    (missing,) = rules(pair)["compat-missing-symbol"]
+    assert (code, pair["verdict"], missing["severity"], missing["effect"]) == (2, "cannot-tell", "warning", "unknown")
+    assert missing["symbol"] == "sysfoo_call" and missing["library"] == "libsysfoo.so.2"
+    assert missing["message"] == (f"{ext_member('sysuser')} needs sysfoo_call, which may come from libsysfoo.so.2, a "
+                                  "library it needs that wheelcheck cannot see; bundler 1.0 ships a copy of it "
+                                  "(bundler.libs/libsysfoo-1a2b3c4d.so.2.4.0), which it does not link")
+    # what the loader does: the copy serves nobody but bundler; the name comes from libsysfoo.so.2 once there is one
+    python = make_venv(tmp_path / "v")
+    install_all(python, bundler, sysuser)
+    script = "import bundler, sysuser; print(bundler.call(), sysuser.call())"
+    proc = subprocess.run([str(python), "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0 and "libsysfoo.so.2: cannot open shared object file" in proc.stderr
+    proc = subprocess.run([str(python), "-c", script], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "LD_LIBRARY_PATH": str(Path(system).parent)})
+    assert proc.returncode == 0 and proc.stdout.split() == ["5", "9"], proc.stderr
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ from ("hosts").
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -32,6 +33,7 @@ from wheelcheck.errors import UsageError
 from wheelcheck.policy.policy_model import PolicySet
 from wheelcheck.policy.versions import numeric, split_version_name
 from wheelcheck.symbols.demangle import demangle
+from wheelcheck.symbols.sonames import unhashed
 
 __all__ = ["check_compat", "system_libraries", "SystemLibraries"]
 
@@ -387,12 +389,27 @@ def _unbound_effect(subject: Distribution, u, unknown_libs: list[str]) -> str:
     return "unknown" if u.nearest is None and unknown_libs else "fails"
 
 
+def _copy_of_unseen(definer: Placed, unseen: list[str]) -> str | None:
+    """The library out of sight (missing, or the system's) that ``definer`` is a grafted copy of: opencv-python's
+    libdrm-b0291a67.so.2.4.0 for the libdrm.so.2 a Qt plugin needs. The plugin's names may come from it."""
+    names = {unhashed(definer.name), unhashed(posixpath.basename(definer.path))}
+    return next((need for need in unseen if any(n == need or n.startswith(need + ".") for n in names)), None)
+
+
 def _unbound_finding(subject: Distribution, u, unknown_libs: list[str]) -> CompatFinding:
     shown = _shown(u.file)
     readable = demangle(u.name)
     loader = f"{shown}: undefined symbol: {u.name}" + (f", version {u.version}" if u.version else "")
     wanted = f"{readable} ({u.name}{'@' + u.version if u.version else ''})" if readable != u.name else \
         f"{u.name}{'@' + u.version if u.version else ''}"
+    copy_of = _copy_of_unseen(u.out_of_scope, unknown_libs) if u.out_of_scope is not None else None
+    if u.out_of_scope is not None and copy_of is not None:
+        return CompatFinding(
+            "compat-missing-symbol", "warning",
+            f"{shown} needs {wanted}, which may come from {copy_of}, a library it needs that wheelcheck cannot see; "
+            f"{u.out_of_scope.dist.label} ships a copy of it ({_shown(u.out_of_scope)}), which it does not link",
+            f"check that the target systems have {copy_of}, or give the distribution that ships it", shown, "unknown",
+            None, u.name, u.version, readable, copy_of)
     if u.out_of_scope is not None:
         effect = "unknown" if subject.global_loaders or unknown_libs else "fails"
         return CompatFinding(
