@@ -5,7 +5,10 @@ usage: fetch_newest.py OUTDIR PROJECT SPEC [SPEC...]
 SPEC: alternatives separated by |, each pyver:abis:libc:arch, e.g. 3.14:cp314t:gnu:x86_64 or 3.14:cp314,abi3:musl:aarch64
 Prints one line per spec: PROJECT SPEC FILE|- (a wheel already in the corpus listings is removed).
 """
-import subprocess, sys, os, tempfile, shutil
+import subprocess
+import sys
+import tempfile
+import shutil
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,7 +25,11 @@ def platforms(libc, arch):
     out += [f"manylinux2014_{arch}", f"manylinux2010_{arch}", f"manylinux1_{arch}"]
     return out
 
-out = Path(sys.argv[1]); project = sys.argv[2]
+
+out = Path(sys.argv[1])
+project = sys.argv[2]
+
+
 def fetch(spec):
     pyver, abis, libc, arch = spec.split(":")
     tmp = Path(tempfile.mkdtemp(dir="/tmp/sweepL-dl"))

@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Sweep L: corpus rows (file name, sha256, architecture (and musl), why) for the wheels in results.jsonl."""
-import hashlib, json, re, sys
+import hashlib
+import json
+import re
+import sys
 from pathlib import Path
 
 results, wheel_dir = Path(sys.argv[1]), Path(sys.argv[2])

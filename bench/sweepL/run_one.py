@@ -5,7 +5,10 @@ wheel to the results file. A wheel without an ELF member is dropped (moved to DI
 
 usage: run_one.py RESULTS.jsonl WHEEL...   (run from an empty directory)
 """
-import json, subprocess, sys, zipfile
+import json
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,7 +27,7 @@ def has_elf(path):
 results = Path(sys.argv[1])
 done = set()
 if results.exists():
-    done = {json.loads(l)["wheel"] for l in results.read_text().splitlines() if l.strip()}
+    done = {json.loads(line)["wheel"] for line in results.read_text().splitlines() if line.strip()}
 for arg in sys.argv[2:]:
     wheel = Path(arg)
     if wheel.name in done:
