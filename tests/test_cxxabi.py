@@ -259,6 +259,40 @@ def test_the_exception_classes_cow_string_is_not_the_old_abi(build, tmp_path):
     assert not by_rule(w, "cxx-abi-mixed")
 
 
+# What gcc-toolset 14's libstdc++_nonshared.a leaves in a new-ABI file on manylinux_2_28 (matplotlib 3.11.2, cp314t):
+# the std::ios_base::failure libstdc++ throws is built for a handler of either ABI, the old one through its
+# constructor from the old std::string, which the file imports. The reference is made here by name.
+IOS_FAILURE_REFERENCE_SRC = r"""
+#include <sstream>
+#include <string>
+void old_failure(void *self, const void *message) __asm__("_ZNSt8ios_base7failureC1ERKSs");
+extern "C" void construct_old_failure(void *self, const void *message) { old_failure(self, message); }
+std::string abi_join(const std::string &a, const std::string &b) { std::ostringstream s; s << a << b; return s.str(); }
+"""
+# A file whose own code throws the old-ABI std::ios_base::failure: the same constructor, and the old string with it
+OLD_FAILURE_SRC = r"""
+#include <ios>
+#include <string>
+void fail_old(const char *message) { throw std::ios_base::failure(std::string(message)); }
+"""
+
+
+def test_libstdcxx_dual_abi_ios_failure_is_not_the_old_abi(build, tmp_path):
+    lib = build.compile_c(IOS_FAILURE_REFERENCE_SRC, "libiosref.so", cxx=True, flags=abi_flag(1))
+    assert "_ZNSt8ios_base7failureC1ERKSs" in dynamic_names(lib)
+    w = one(build_wheel(tmp_path, "iosref", "1.0", TAG, {"pkg/libiosref.so": lib}))
+    assert w.files[0].cxx_abi["abi"] == "new" and w.files[0].cxx_abi["old_count"] == 0, w.files[0].cxx_abi
+    assert not by_rule(w, "cxx-abi-mixed")
+
+
+def test_own_code_throwing_the_old_abi_ios_failure_is_mixed(build, tmp_path):
+    lib, names = _library(build, 1, {OLD_FAILURE_SRC: 0})
+    assert "_ZNSt8ios_base7failureC1ERKSs" in names
+    w = one(build_wheel(tmp_path, "iosold", "1.0", TAG, {"pkg/libjoin.so": lib}))
+    assert w.files[0].cxx_abi["abi"] == "mixed", w.files[0].cxx_abi
+    assert by_rule(w, "cxx-abi-mixed")
+
+
 # A copy of libstdc++'s own std::string, as libstdc++_nonshared.a or a static libstdc++ brings it: an explicit
 # instantiation defines (and exports) every member, in the ABI the copy is compiled with
 STRING_COPY_SRC = """

@@ -26,12 +26,16 @@ __all__ = ["CxxAbi", "classify", "classify_tagged", "interface", "abi_tagged", "
 
 _EXAMPLES = 3
 _OLD_CONFIRM_LIMIT = 5000  # old-ABI candidates confirmed by tokenizing, at most, per file
+# Not evidence of the old ABI: what libstdc++'s own dual-ABI code references whatever ABI the file's code uses, when
+# gcc-toolset links it in from libstdc++_nonshared.a. std::logic_error and kin keep their message in a
+# reference-counted string under either ABI (__cow_string), and their move constructors (GLIBCXX_3.4.26) reference
+# its empty representation (pyarrow, onnx, shapely, torchao import it and nothing else of the old ABI). And the
+# std::ios_base::failure libstdc++ throws is one that a handler of either ABI catches: its __construct_ios_failure
+# builds the old-ABI one too, through its constructor from the old std::string (matplotlib 3.11.2's cp314t
+# extensions, gcc-toolset 14, import it and nothing else of the old ABI).
+_LIBSTDCXX_OLD_INTERNALS = frozenset({"_ZNSs4_Rep20_S_empty_rep_storageE", "_ZNSt8ios_base7failureC1ERKSs",
+                                      "_ZNSt8ios_base7failureC2ERKSs"})
 # std:: members, the runtime and __gnu_cxx: their definitions come from libstdc++, never from a sibling file
-# Not evidence of the old ABI: std::logic_error and kin keep their message in a reference-counted string under
-# either ABI (__cow_string), and their move constructors (GLIBCXX_3.4.26), which gcc-toolset links in from
-# libstdc++_nonshared.a, reference its empty representation. pyarrow, onnx, shapely, torchao import it and nothing
-# else of the old ABI.
-_COW_STRING_INTERNALS = frozenset({"_ZNSs4_Rep20_S_empty_rep_storageE"})
 _STD_PREFIXES = STD_MEMBERS + ("_ZSt", "_ZNSs", "_ZNKSs", "_ZNSb", "_ZNKSb", "_ZTISt", "_ZTSSt", "_ZTVSt",
                                  "_ZTINSt", "_ZTSNSt", "_ZTVNSt", "_ZN9__gnu_cxx", "_ZNK9__gnu_cxx", "_ZN10__cxxabiv1",
                                  "_ZTVN10__cxxabiv1", "_ZNSi", "_ZNSo", "_ZNSd", "_ZNKSi", "_ZNKSo", "_ZGVNSt")
@@ -85,7 +89,7 @@ def classify_tagged(exports: list[str], imports: list[str]) -> CxxAbi:
     tagged = exports + imports
     new = [n for n in tagged if "cxx11" in n and has_new_abi(n)]
     # these matched OLD_HINT: the tokenizer confirms them
-    hinted = [n for n in tagged if "cxx11" not in n and n not in _COW_STRING_INTERNALS]
+    hinted = [n for n in tagged if "cxx11" not in n and n not in _LIBSTDCXX_OLD_INTERNALS]
     old = [n for n in hinted[:_OLD_CONFIRM_LIMIT] if has_old_abi(n)]
     defined = set(exports)
     new, old = _beyond_libstdcxx_copies(new, defined), _beyond_libstdcxx_copies(old, defined)
