@@ -183,4 +183,4 @@ def test_an_empty_search_path_entry_is_the_working_directory(build, tmp_path, va
     assert subprocess.run([str(program)], cwd=tmp_path, capture_output=True).returncode != 0
     w = one(build_wheel(tmp_path / "w", "tool", "1.0", TAG, {"tool-1.0.data/scripts/tool": program}))
     (f,) = by_rule(w, "rpath-relative")
-    assert f.message == f"RUNPATH {value} has an empty entry, which the loader reads as the process's working directory"
+    assert f.message == f"RUNPATH '{value}' has an empty entry, which the loader reads as the process's working directory"

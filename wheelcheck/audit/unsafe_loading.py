@@ -87,7 +87,8 @@ def _search_paths(model: WheelModel, elf: ElfInfo) -> Iterator[Finding]:
     for tag, value in elf.empty_search_entries:
         yield Finding(
             "rpath-relative", "warning", elf.path,
-            f"{tag} {value} has an empty entry, which the loader reads as the process's working directory",
+            # quoted: the ':' at either end is the point, and would read as punctuation
+            f"{tag} '{value}' has an empty entry, which the loader reads as the process's working directory",
             "drop the stray ':' (an empty -rpath argument, or a list joined with an empty item)",
             subject=f"{tag} {value}")
 
