@@ -11,7 +11,8 @@ fresh venv and smoke-tested with the system's libraries out of reach.
 "Out of reach": the smoke test runs in a private mount namespace (`unshare -m`) in which
 /usr/lib/x86_64-linux-gnu (where /lib, /lib64's loader and every Debian library live) is replaced by a
 directory holding only the loader, the libraries any manylinux policy whitelists and what those need
-(the closure, read with ldd), i.e. what a minimal manylinux host has. Nothing on the machine is removed.
+(the closure, read with ldd), and glibc's iconv modules (gconv/), i.e. what a minimal manylinux host
+has. Nothing on the machine is removed.
 After the smoke test the process's /proc/self/maps is read: every mapped library must come from the venv
 (a vendored copy) or from that minimal set.
 
@@ -46,6 +47,27 @@ TOOLS = {
     "wc": ["wheelcheck", "repair", "-v"],
     "wch": ["wheelcheck", "repair", "-v", "--hide-symbols"],
 }
+
+# A 1x1 grey JPEG (331 bytes) for the image-metadata smoke tests.
+TINY_JPEG = ("/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAKBueIx4ZKCMgoy0qqC+8P//8Nzc8P//////////////////////////////////////"
+             "////////////////////wAALCAABAAEBAREA/8QAHwAAAQUBAQEBAQEAAAAAAAAAAAECAwQFBgcICQoL/8QAtRAAAgEDAwIEAwUF"
+             "BAQAAAF9AQIDAAQRBRIhMUEGE1FhByJxFDKBkaEII0KxwRVS0fAkM2JyggkKFhcYGRolJicoKSo0NTY3ODk6Q0RFRkdISUpTVFVW"
+             "V1hZWmNkZWZnaGlqc3R1dnd4eXqDhIWGh4iJipKTlJWWl5iZmqKjpKWmp6ipqrKztLW2t7i5usLDxMXGx8jJytLT1NXW19jZ2uHi4+Tl5ufo6erx8vP09fb3+Pn6/9oACAEBAAA/ACv/2Q==")
+# A one-page PDF with one line of Helvetica text, built with a correct xref table: pdf(b'text') -> bytes.
+PDF_SRC = r"""
+def pdf(text):
+    s = b'BT /F1 12 Tf 10 50 Td (' + text + b') Tj ET'
+    objs = [b'<</Type/Catalog/Pages 2 0 R>>', b'<</Type/Pages/Kids[3 0 R]/Count 1>>',
+            b'<</Type/Page/Parent 2 0 R/MediaBox[0 0 300 100]/Contents 4 0 R/Resources<</Font<</F1 5 0 R>>>>>>',
+            b'<</Length %d>>stream\n' % len(s) + s + b'\nendstream', b'<</Type/Font/Subtype/Type1/BaseFont/Helvetica>>']
+    out, offs = b'%PDF-1.4\n', []
+    for i, o in enumerate(objs):
+        offs.append(len(out))
+        out += b'%d 0 obj\n' % (i + 1) + o + b'\nendobj\n'
+    x = len(out)
+    out += b'xref\n0 %d\n0000000000 65535 f \n' % (len(objs) + 1) + b''.join(b'%010d 00000 n \n' % o for o in offs)
+    return out + b'trailer\n<</Size %d/Root 1 0 R>>\nstartxref\n%d\n%%%%EOF\n' % (len(objs) + 1, x)
+"""
 
 # name, version, build environment, runtime requirements (binary wheels from the index), smoke test.
 PROJECTS: list[tuple[str, str, dict, list[str], str]] = [
@@ -131,6 +153,67 @@ PROJECTS: list[tuple[str, str, dict, list[str], str]] = [
     ("Rtree", "1.3.0", {}, [], "from rtree import index; i=index.Index(); i.insert(1,(0,0,1,1)); "
      "print(list(i.intersection((0,0,2,2))))"),
     ("python-magic", "0.4.27", {}, [], "import magic; print(magic.from_buffer(b'%PDF-1.4'))"),
+    # sweep M: C++ libraries (libstdc++, symbol hiding) and libraries that load plugins or data at run time
+    ("google-re2", "0.2.20220601", {}, [], "import re2; r=re2.compile(r'(\\w+)@(\\w+)\\.com'); "
+     "m=r.search('mail x@y.com now'); print(m.groups(), re2.sub(r'a+', 'b', 'caaat'), "
+     "[x.group(0) for x in re2.finditer(r'\\d+', 'a1b22c333')])"),
+    ("plyvel", "1.5.1", {}, [], "import plyvel, tempfile; d=plyvel.DB(tempfile.mkdtemp(), create_if_missing=True, "
+     "compression='snappy', bloom_filter_bits=10); [d.put(b'k%03d' % i, b'v' * i) for i in range(200)]; "
+     "d.compact_range(); print(d.get(b'k007'), sum(1 for _ in d.iterator(prefix=b'k1')), plyvel.__leveldb_version__)"),
+    ("pdftotext", "2.2.2", {}, [], "import pdftotext, io\n" + PDF_SRC +
+     "p=pdftotext.PDF(io.BytesIO(pdf(b'Hello repair sweep'))); assert 'Hello repair sweep' in p[0], p[0]; "
+     "print(len(p), repr(p[0].strip()))"),
+    ("py3exiv2", "0.12.0", {}, [], "import pyexiv2, base64, tempfile, os; p=os.path.join(tempfile.mkdtemp(), 'a.jpg'); "
+     f"open(p, 'wb').write(base64.b64decode('{TINY_JPEG}')); m=pyexiv2.ImageMetadata(p); m.read(); "
+     "m['Exif.Image.Artist']='repair sweep'; m['Xmp.dc.subject']=['a','b']; m.write(); m2=pyexiv2.ImageMetadata(p); "
+     "m2.read(); print(m2['Exif.Image.Artist'].value, m2['Xmp.dc.subject'].value, pyexiv2.exiv2_version_info)\n"
+     # libexiv2 throws Exiv2::BasicError<char>, which the extension catches (and raises as OverflowError here):
+     # typeinfo across the two files
+     "q=p + '.bad'; open(q, 'wb').write(b'not an image')\ntry:\n pyexiv2.ImageMetadata(q).read()\n"
+     "except OverflowError as e: print('Exiv2 error caught:', e)\nelse: raise AssertionError('no error')"),
+    # PROJ's data (proj.db) is found through the `proj` executable (/usr/share/proj), which the namespace keeps
+    ("pyproj", "3.6.1", {"PIP_CONSTRAINT": str(Path(__file__).resolve().parent / "repairM" / "build-constraints.txt")},
+     ["certifi"], "import pyproj; t=pyproj.Transformer.from_crs(4326, 3857, always_xy=True); "
+     "print(t.transform(2.35, 48.85), pyproj.proj_version_str, pyproj.datadir.get_data_dir()); "
+     "print(pyproj.Geod(ellps='WGS84').inv(0, 0, 1, 1)[2], pyproj.CRS(32631).name)"),
+    ("pylibmc", "1.6.3", {}, [], "import pylibmc; print(pylibmc.libmemcached_version, pylibmc.support_compression, "
+     "pylibmc.hashers); "
+     "c=pylibmc.Client(['127.0.0.1:1'], binary=True, behaviors={'hash':'md5','connect_timeout':100})\ntry:\n "
+     "c.set('a', 'x'*1000)\nexcept pylibmc.Error as e: print('no server as expected', type(e).__name__)"),
+    ("pikepdf", "7.2.0", {}, ["pillow", "lxml", "Deprecated", "packaging"], "import pikepdf, io; p=pikepdf.new(); "
+     "p.add_blank_page(page_size=(100, 100)); b=io.BytesIO(); p.save(b, encryption=pikepdf.Encryption(owner='o', "
+     "user='u', R=6)); b.seek(0); q=pikepdf.open(b, password='u'); print(len(q.pages), q.is_encrypted, "
+     "q.encryption.bits, pikepdf.__libqpdf_version__)\n"
+     # libqpdf throws QPDFExc, which the extension's pybind11 translator catches and turns into PdfError
+     "try:\n pikepdf.open(io.BytesIO(b'%PDF-1.4 junk'))\nexcept pikepdf.PdfError as e: print('PdfError', e)\n"
+     "else: raise AssertionError('no error')"),
+    ("sentencepiece", "0.1.97", {}, [], "import sentencepiece as spm, tempfile, os; d=tempfile.mkdtemp(); "
+     "f=os.path.join(d, 't.txt'); open(f, 'w').write('the quick brown fox jumps over the lazy dog\\n' * 50 + "
+     "'a sentence piece model is trained here\\n' * 50); spm.SentencePieceTrainer.train(input=f, "
+     "model_prefix=os.path.join(d, 'm'), vocab_size=40, hard_vocab_limit=False, minloglevel=2); "
+     "s=spm.SentencePieceProcessor(model_file=os.path.join(d, 'm.model')); print(s.encode('the lazy fox', "
+     "out_type=str), s.get_piece_size())"),
+    ("ssdeep", "3.4", {"PIP_CONSTRAINT": str(Path(__file__).resolve().parent / "repairM" / "build-constraints.txt")},
+     ["cffi", "six"], "import ssdeep, random; r=random.Random(1); a=bytes(r.randrange(256) for _ in "
+     "range(20000)); b=a[:15000]+b'x'*5000; h1, h2 = ssdeep.hash(a), ssdeep.hash(b); print(h1, ssdeep.compare(h1, h2)); "
+     "assert 0 < ssdeep.compare(h1, h2) < 100"),
+    ("pylibacl", "0.7.0", {}, [], "import posix1e, tempfile; f=tempfile.mkstemp()[1]; "
+     "a=posix1e.ACL(text='u::rw-,g::r--,o::---'); print(a.valid()); a.applyto(f); "
+     "print(posix1e.ACL(file=f).to_any_text(options=posix1e.TEXT_ABBREVIATE), posix1e.HAS_ACL_ENTRY)"),
+    ("yara-python", "4.2.3", {"DIST_EXTRA_CONFIG": str(Path(__file__).resolve().parent / "repairM" /
+                                                      "yara-dynamic.cfg")}, [],
+     "import yara, hashlib; r=yara.compile(source='import \"hash\" rule a { strings: $a = \"hello\" "
+     "condition: $a and hash.md5(0, filesize) == \"%s\" }' % hashlib.md5(b'xx hello').hexdigest()); "
+     "m=r.match(data=b'xx hello'); assert m and not r.match(data=b'xx hellO'); print(m, yara.__version__, yara.YARA_VERSION)"),
+    ("pytaglib", "2.0.0", {}, [], "import taglib, wave, tempfile, os; p=os.path.join(tempfile.mkdtemp(), 'a.wav'); "
+     "w=wave.open(p, 'wb'); w.setnchannels(1); w.setsampwidth(2); w.setframerate(8000); "
+     "w.writeframes(b'\\0\\0'*800); w.close(); f=taglib.File(p); f.tags['TITLE']=['repair sweep']; "
+     "print(f.save()); f.close(); g=taglib.File(p); print(g.tags, g.length, g.sampleRate, taglib.taglib_version())"),
+    ("GDAL", "3.6.2", {}, [], "from osgeo import gdal, ogr, osr; gdal.UseExceptions(); "
+     "d=gdal.GetDriverByName('GTiff').Create('/vsimem/a.tif', 4, 4, 1, gdal.GDT_Byte, ['COMPRESS=DEFLATE']); "
+     "s=osr.SpatialReference(); s.ImportFromEPSG(4326); d.SetProjection(s.ExportToWkt()); d.FlushCache(); d=None; "
+     "print(gdal.Info('/vsimem/a.tif', format='json')['coordinateSystem']['wkt'][:20], gdal.__version__); "
+     "print(gdal.GetDriverCount(), ogr.CreateGeometryFromWkt('POINT (1 2)').Buffer(1).GetArea() > 3)"),
 ]
 
 
@@ -173,7 +256,7 @@ def cmd_build(names):
         e = dict(os.environ, **env)
         log = CACHE / "logs" / f"build-{name}.log"
         log.parent.mkdir(parents=True, exist_ok=True)
-        p, dt = run(["nice", BUILDENV / "bin" / "pip", "wheel", "--no-deps", "--no-binary", name, "-w", BUILT,
+        p, dt = run(["nice", BUILDENV / "bin" / "pip", "wheel", "--no-cache-dir", "--no-deps", "--no-binary", name, "-w", BUILT,
                      f"{name}=={ver}"], log=log, env=e)
         w = built_wheel(name)
         print(f"{name} {ver}: rc={p.returncode} {dt:.0f}s {w.name if w else 'NO WHEEL'}", flush=True)
@@ -268,6 +351,8 @@ def make_minlib():
     libs = closure(sorted(wl) + ["ld-linux-x86-64.so.2", "libc.so.6", "libm.so.6"])
     for n, p in libs.items():
         shutil.copy2(os.path.realpath(p), MINLIB / n)
+    # glibc's iconv modules come with glibc on every host (poppler-cpp converts to UTF-16 through them)
+    shutil.copytree(Path(SYSLIB) / "gconv", MINLIB / "gconv", symlinks=True)
     (MINLIB / "MANIFEST").write_text("\n".join(sorted(libs)) + "\n")
     (MINLIB / ".done").write_text("")
 
@@ -317,7 +402,7 @@ def smoke(v, code, hidden: bool, tag: str):
     sysm = re.search(r"MAPS-SYS (.*)", out)
     allowed = set((MINLIB / "MANIFEST").read_text().split())
     sys_libs = eval(sysm.group(1)) if sysm else []
-    foreign = [s for s in sys_libs if os.path.basename(s) not in allowed]
+    foreign = [s for s in sys_libs if os.path.basename(s) not in allowed and not s.startswith(f"{SYSLIB}/gconv/")]
     return {"rc": p.returncode, "ok": p.returncode == 0 and bool(venv),
             "vendored_loaded": eval(venv.group(1)) if venv else None, "non_policy_system_libs": foreign,
             "tail": [ln for ln in out.strip().splitlines() if not ln.startswith("MAPS-")][-4:]}
@@ -379,8 +464,8 @@ def cmd_hidecheck(names):
             shutil.rmtree(d, ignore_errors=True)
             with zipfile.ZipFile(whl) as z:
                 z.extractall(d)
-            for lib in d.glob("*.libs/*"):
-                rows.setdefault(lib.name, {})[tool] = exports(lib)
+            for lib in d.glob("*.libs/*"):  # a copy hiding edited has a second hash in its name (hide-symbols.md)
+                rows.setdefault(re.sub(r"-([0-9a-f]{8})-[0-9a-f]{8}(\.so)", r"-\1\2", lib.name), {})[tool] = exports(lib)
         summary = {}
         for lib, r in sorted(rows.items()):
             a, h = r.get("aw", set()), r.get("wch", set())
@@ -405,11 +490,31 @@ def _smoke(t):
     return ("ok" if h["ok"] else "FAIL") + ("" if o["ok"] == h["ok"] else f" (host {'ok' if o['ok'] else 'FAIL'})")
 
 
-def cmd_report():
-    """Markdown table: tags, vendored libraries, whether both tools' outputs are the same, smoke tests."""
-    print("| wheel | vendored (wheelcheck) | auditwheel | wheelcheck | --hide-symbols | same files | smoke aw / wc / wch |")
-    print("|---|---|---|---|---|---|---|")
+_HID = re.compile(r"symbols of \S+: (\d+) of (\d+) exports hidden, (\d+) renamed, (\d+) kept visible")
+
+
+def _hidden(name):
+    """'hidden/exports, renamed, kept' summed over the vendored libraries, from wheelcheck --hide-symbols' log."""
+    log = CACHE / "logs" / f"repair-wch-{name}.log"
+    if not log.exists():
+        return "-"
+    rows = [tuple(map(int, m.groups())) for m in _HID.finditer(log.read_text())]
+    if not rows:
+        return "none"
+    h, e, r, k = (sum(x[i] for x in rows) for i in range(4))
+    return f"{h}/{e} hidden, {r} renamed, {k} kept"
+
+
+def cmd_report(names=()):
+    """Markdown table: tags, vendored libraries, whether both tools' outputs are the same, smoke tests, and what
+    --hide-symbols hid (NAME ...: only those projects)."""
+    want = {norm(p[0]) for p in selected(names)} if names else None
+    print("| wheel | vendored (wheelcheck) | auditwheel | wheelcheck | --hide-symbols | same files | smoke aw / wc / wch "
+          "| hidden (wch) |")
+    print("|---|---|---|---|---|---|---|---|")
     for rf in sorted(RESULTS.glob("*.repair.json")):
+        if want is not None and rf.name.split(".")[0] not in want:
+            continue
         r = json.loads(rf.read_text())
         tf = rf.with_name(rf.name.replace(".repair.", ".test."))
         t = json.loads(tf.read_text()) if tf.exists() else {}
@@ -421,11 +526,13 @@ def cmd_report():
         d = r.get("aw_vs_wc")
         cells.append("-" if d is None else ("yes" if not any(d.values()) else json.dumps(d)))
         cells.append(" / ".join(_smoke(t.get(tool)) for tool in TOOLS))
+        project = next((p[0] for p in PROJECTS if norm(p[0]) == rf.name.split(".")[0]), rf.name.split(".")[0])
+        cells.append(_hidden(project))
         print("| " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
     cmd, *args = sys.argv[1:] or ["report"]
     commands = {"build": cmd_build, "repair": cmd_repair, "test": cmd_test, "hidecheck": cmd_hidecheck,
-                "report": lambda a: cmd_report()}
+                "report": cmd_report}
     commands[cmd](args)
