@@ -112,3 +112,37 @@ def test_two_wheels_hiding_the_same_library_load_together(build, tmp_path):
         script = "; ".join(f"import {p}._ext as {p}" for p in order) + f"; print({order[0]}.call(), {order[1]}.call())"
         run = subprocess.run([str(python), "-c", script], capture_output=True, text=True, timeout=60)
         assert run.stdout.split() == (["1", "2"] if order[0] == "pkga" else ["2", "1"]), run.stderr
+
+
+def test_a_library_that_uses_another_without_linking_it_keeps_working(build, tmp_path):
+    """From repair sweep M (GDAL 3.6.2): Debian's libmfhdfalt.so.0 uses libdfalt.so.0's names without linking it,
+    and finds them because libgdal loads both. Here libunder uses libbase's base_top and base_get the same way,
+    and libtop links both. Hidden in libbase (nothing that links libbase imports them), the repaired wheel failed
+    to import ("undefined symbol: base_top"); they stay visible, said why, and the wheel works."""
+    lib_dir = tmp_path / "build"
+    lib_dir.mkdir()
+    base = build.compile_c("int base_top = 7;\nint base_get(void) { return base_top; }\n", "libbase.so.1",
+                           flags=("-Wl,-soname,libbase.so.1",))
+    under = build.compile_c("extern int base_top;\nint base_get(void);\n"
+                            "int under_get(void) { return base_top + base_get(); }\n", "libunder.so.1",
+                            flags=("-Wl,-soname,libunder.so.1",))  # no libbase: underlinked
+    top = build.compile_c("int base_get(void);\nint under_get(void);\n"
+                          "int top_get(void) { return base_get() * 100 + under_get(); }\n", "libtop.so.1",
+                          flags=("-Wl,-soname,libtop.so.1",), libs=(base, under))
+    for lib in (base, under, top):
+        shutil.copy(lib, lib_dir / lib.name)
+    assert "libbase.so.1" not in summarize(under.read_bytes(), "libunder.so.1").needed
+    ext = build.compile_c(extension_source("_ext", "    return top_get();", prelude="extern int top_get(void);\n"),
+                          "under_ext.so", libs=(top,))
+    wheel = build_wheel(tmp_path / "dist", "under", "1.0", "cp311-cp311-linux_x86_64",
+                        {"under/__init__.py": b"", "under/_ext.cpython-311-x86_64-linux-gnu.so": ext})
+    proc, report = repair_json("--hide-symbols", "--lib-path", lib_dir, "-w", tmp_path / "out", wheel)
+    assert proc.returncode == 0, proc.stderr
+    (hiding,) = [h for h in report["wheels"][0]["hidden"] if "libbase" in h["member"]]
+    assert set(hiding["kept"]) == {"base_top", "base_get"}
+    assert all("does not link this library" in why and "libunder" in why for why in hiding["kept"].values())
+    python = make_venv(tmp_path / "venv")
+    assert pip_install(python, Path(report["wheels"][0]["output"])).returncode == 0
+    run = subprocess.run([str(python), "-c", "import under._ext as m; print(m.call())"], capture_output=True,
+                         text=True, timeout=60, cwd=tmp_path)
+    assert run.stdout.split() == ["714"], run.stderr

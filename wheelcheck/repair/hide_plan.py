@@ -7,6 +7,9 @@ Pure: from the summaries of a wheel's ELF files to one SymbolEdit per file.
   cannot help there, since under RTLD_GLOBAL another copy's definition is found first.
 - Names matching --keep-symbols, and names that appear as strings in the wheel's ELF files (dlsym
   lookups), are kept as they are and reported as the collision risk that remains.
+- So are names an ELF file of the wheel imports from a vendored library it does not link (an underlinked
+  library: Debian's libmfhdfalt.so.0 uses libdfalt.so.0's names and relies on libgdal loading both). ld.so
+  finds them among what the process loaded before; hidden there, or renamed there alone, they are found nowhere.
 """
 
 from __future__ import annotations
@@ -57,14 +60,17 @@ def plan_hiding(
     exports = {t: set(by_path[t].symtab.export_names()) for t in targets}
     if already_unique is not None:
         exports = {t: {n for n in names if not already_unique.match(n)} for t, names in exports.items()}
-    provider = _providers(by_path, targets, exports)
+    provider, unlinked = _providers(by_path, targets, exports)
 
     renamed: dict[str, dict[str, str]] = {t: {} for t in targets}
     importer_renames: dict[str, dict[str, str]] = {}
     kept: dict[str, dict[str, str]] = {t: {} for t in targets}
+    for lib, users in unlinked.items():
+        for name, importer in users.items():
+            kept[lib][name] = f"imported by {importer}, which does not link this library (underlinked)"
     for importer, bindings in provider.items():
         for name, lib in bindings.items():
-            why = _keep_reason(name, keep_patterns, strings)
+            why = kept[lib].get(name) or _keep_reason(name, keep_patterns, strings)
             if why:
                 kept[lib][name] = why
                 continue
@@ -93,9 +99,11 @@ def plan_hiding(
     return HidingPlan(tuple(libraries), edits)
 
 
-def _providers(elves: dict[str, ElfInfo], targets: list[str], exports: dict[str, set[str]]) -> dict[str, dict[str, str]]:
-    """importer -> {imported name: the vendored library it binds to}: the first, in the importer's
-    breadth-first load order, that exports the name (as ld.so searches the loaded objects)."""
+def _providers(elves: dict[str, ElfInfo], targets: list[str],
+               exports: dict[str, set[str]]) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]]]:
+    """(importer -> {imported name: the vendored library it binds to}: the first, in the importer's
+    breadth-first load order, that exports the name (as ld.so searches the loaded objects);
+    vendored library -> {name: an importer that imports it but does not load the library itself})."""
     by_name: dict[str, str] = {}
     for path, elf in elves.items():
         by_name.setdefault(path.rsplit("/", 1)[-1], path)
@@ -103,10 +111,9 @@ def _providers(elves: dict[str, ElfInfo], targets: list[str], exports: dict[str,
             by_name.setdefault(elf.soname, path)
     target_set = set(targets)
     out: dict[str, dict[str, str]] = {}
+    unlinked: dict[str, dict[str, str]] = {}
     for path, elf in elves.items():
         order = [lib for lib in _load_order(elves, by_name, path) if lib in target_set and lib != path]
-        if not order:
-            continue
         wanted = elf.symtab.undefined_names()
         bound: dict[str, str] = {}
         for lib in order:
@@ -114,7 +121,11 @@ def _providers(elves: dict[str, ElfInfo], targets: list[str], exports: dict[str,
                 bound.setdefault(name, lib)
         if bound:
             out[path] = bound
-    return out
+        unbound = wanted - bound.keys()
+        for lib in target_set.difference(order, (path,)):
+            for name in unbound & exports[lib]:
+                unlinked.setdefault(lib, {}).setdefault(name, path)
+    return out, unlinked
 
 
 def _load_order(elves: dict[str, ElfInfo], by_name: dict[str, str], root: str) -> list[str]:
