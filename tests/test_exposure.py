@@ -185,6 +185,19 @@ def test_std_members_with_ref_and_volatile_qualifiers_are_libstdcxx(build, tmp_p
     assert w.files[0].exposure["families"] == {"libstdcxx": len(mangled)}
 
 
+def test_global_cxx_functions_are_one_group_not_namespaces(build, tmp_path):
+    """From repair sweep M: GDAL's extension exports ApplyVerticalShiftGrid(...), a function of the global
+    namespace, which was shown as a namespace of its own ('ApplyVerticalShiftGrid:: (1)')."""
+    lib = build.compile_c("int shift_grid(int a) { return a; }\nint scale_grid(double b) { return (int)b; }\n"
+                          "namespace geo { int area(int a) { return a; } int span(int a) { return a; } }\n",
+                          "libgrid.so", cxx=True)
+    names = [n for n, _ in pyelftools_exports(lib)]
+    assert {"_Z10shift_gridi", "_Z10scale_gridd", "_ZN3geo4areaEi", "_ZN3geo4spanEi"} <= set(names)
+    groups = dict(exposure_of(summarize(lib.read_bytes(), "libgrid.so")).groups)
+    assert groups["(global C++ functions)"] == 2 and groups["geo::"] == 2
+    assert not any(g.startswith(("shift_grid", "scale_grid")) for g in groups)
+
+
 def test_clean_extension_exports_only_its_init(build, tmp_path):
     ext = build.compile_c(extension_source("clean"), "clean.so", flags=("-fvisibility=hidden",))
     assert [n for n, _ in pyelftools_exports(ext) if n not in ("_init", "_fini")] == ["PyInit_clean"]

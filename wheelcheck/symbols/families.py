@@ -171,6 +171,8 @@ def _group_key(name: str) -> tuple[str, str]:
         length = source_name_length(m.group(2))
         end = m.end()
         if length and end + length <= len(name):
+            if m.start(2) == 2:  # _Z3barv: a function of the global namespace (bar()), not a namespace of its own
+                return name[:end + length], "(global C++ functions)"
             return name[:end + length], name[end:end + length] + "::"
     if name.startswith("_Z"):
         return name, "(other C++)"
