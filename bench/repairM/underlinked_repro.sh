@@ -3,8 +3,10 @@
 # (underlinked, like Debian's libmfhdfalt.so.0 with libdfalt.so.0); libtop.so.1 links both, so ld.so finds
 # base_top in the extension's load scope. `wheelcheck repair --hide-symbols` hides base_top (nothing that NEEDs
 # libbase imports it... except libunder, which does not NEED it) and the repaired wheel fails to import.
+# Fixed in 24916b4 (such names stay visible): prints 714 for all three repairs.
 # Usage: sh underlinked_repro.sh WORKDIR   (needs gcc, python3.11 headers, auditwheel and wheelcheck[hide])
 set -e
+HERE=$(cd "$(dirname "$0")" && pwd)
 PY=${REPAIRSWEEP_PYTHON:-/root/.pyenv/versions/3.11.7/bin/python3.11}
 INC=$($PY -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 mkdir -p "$1" && cd "$1" && rm -rf lib w o-* v-* && mkdir -p lib w/under w/under-1.0.dist-info
@@ -23,31 +25,6 @@ gcc -shared -fPIC -o lib/libbase.so.1 -Wl,-soname,libbase.so.1 base.c
 gcc -shared -fPIC -o lib/libunder.so.1 -Wl,-soname,libunder.so.1 under.c          # no -lbase
 gcc -shared -fPIC -o lib/libtop.so.1 -Wl,-soname,libtop.so.1 top.c lib/libbase.so.1 lib/libunder.so.1
 gcc -shared -fPIC -I"$INC" -o w/under/_ext.cpython-311-x86_64-linux-gnu.so ext.c lib/libtop.so.1
-touch w/under/__init__.py
-printf 'Metadata-Version: 2.1\nName: under\nVersion: 1.0\n' > w/under-1.0.dist-info/METADATA
-printf 'Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n' \
-  > w/under-1.0.dist-info/WHEEL
-(cd w && $PY - <<'EOF'
-import base64, hashlib, os, zipfile
-rows = []
-with zipfile.ZipFile("../under-1.0-cp311-cp311-linux_x86_64.whl", "w") as z:
-    for root, _, files in os.walk("."):
-        for f in files:
-            p = os.path.join(root, f)[2:]
-            data = open(p, "rb").read()
-            z.writestr(p, data)
-            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-            rows.append(f"{p},sha256={digest},{len(data)}")
-    z.writestr("under-1.0.dist-info/RECORD", "\n".join(rows + ["under-1.0.dist-info/RECORD,,"]) + "\n")
-EOF
-)
-W=under-1.0-cp311-cp311-linux_x86_64.whl
-LD_LIBRARY_PATH=$PWD/lib auditwheel repair -w o-aw $W >/dev/null 2>&1
-wheelcheck repair --lib-path "$PWD/lib" -w o-wc $W >/dev/null
-wheelcheck repair --hide-symbols --lib-path "$PWD/lib" -w o-wch $W >/dev/null
-for t in aw wc wch; do
-  $PY -m venv --without-pip v-$t
-  pip --python v-$t/bin/python install -q --no-deps o-$t/*.whl
-  (cd / && "$OLDPWD/v-$t/bin/python" -c "from under import _ext; print('$t', _ext.get())" 2>&1 | tail -1) || true
-done
+. "$HERE/repro_common.sh"
+pack_repair_run under "get()"
 wheelcheck audit o-wch/*.whl | head -1
