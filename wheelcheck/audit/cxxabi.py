@@ -17,7 +17,8 @@ from operator import or_
 
 from wheelcheck.audit.check_context import CheckContext, Fact
 from wheelcheck.symbols.demangle import abi_free
-from wheelcheck.symbols.mangling import OLD_HINT, STD_MEMBERS, abi_neutral, has_new_abi, has_old_abi, lead, short_name
+from wheelcheck.symbols.mangling import (LIBSTDCXX_PREFIXES, OLD_HINT, abi_neutral, has_new_abi, has_old_abi, lead,
+                                        short_name)
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.audit.findings import Finding
 
@@ -35,13 +36,9 @@ _OLD_CONFIRM_LIMIT = 5000  # old-ABI candidates confirmed by tokenizing, at most
 # extensions, gcc-toolset 14, import it and nothing else of the old ABI).
 _LIBSTDCXX_OLD_INTERNALS = frozenset({"_ZNSs4_Rep20_S_empty_rep_storageE", "_ZNSt8ios_base7failureC1ERKSs",
                                       "_ZNSt8ios_base7failureC2ERKSs"})
-# std:: members, the runtime and __gnu_cxx: their definitions come from libstdc++, never from a sibling file
-_STD_PREFIXES = STD_MEMBERS + ("_ZSt", "_ZNSs", "_ZNKSs", "_ZNSb", "_ZNKSb", "_ZTISt", "_ZTSSt", "_ZTVSt",
-                                 "_ZTINSt", "_ZTSNSt", "_ZTVNSt", "_ZN9__gnu_cxx", "_ZNK9__gnu_cxx", "_ZN10__cxxabiv1",
-                                 "_ZTVN10__cxxabiv1", "_ZNSi", "_ZNSo", "_ZNSd", "_ZNKSi", "_ZNKSo", "_ZGVNSt")
 # std:: names a file may define as a copy of libstdc++'s code: its members, their transaction-safe clones, and the
 # typeinfo of the strings libstdc++ names by abbreviation (Ss: the old std::string; Sb: std::basic_string)
-_LIBSTDCXX_DEFINES = _STD_PREFIXES + ("_ZGTtNSt", "_ZGTtNKSt", "_ZTISs", "_ZTSSs", "_ZTISb", "_ZTSSb")
+_LIBSTDCXX_DEFINES = LIBSTDCXX_PREFIXES + ("_ZGTtNSt", "_ZGTtNKSt", "_ZTISs", "_ZTSSs", "_ZTISb", "_ZTSSb")
 
 
 @dataclass(frozen=True)
@@ -112,7 +109,7 @@ def _beyond_libstdcxx_copies(evidence: list[str], defined: set[str]) -> list[str
 def sibling_defined(tagged_imports: list[str]) -> list[str]:
     """The ABI-tagged imports (``abi_tagged`` of the undefined names) a sibling file could define: not std::
     members, which libstdc++ defines."""
-    return [w for w in tagged_imports if not w.startswith(_STD_PREFIXES)]
+    return [w for w in tagged_imports if not w.startswith(LIBSTDCXX_PREFIXES)]
 
 
 def is_libstdcxx(elf: ElfInfo) -> bool:

@@ -26,7 +26,7 @@ from wheelcheck.compat.export_table import ExportCache
 from wheelcheck.compat.installed_layout import Placed
 from wheelcheck.compat.load_simulation import FOUND, LoadTree
 from wheelcheck.compat.nearest_symbol import KeyIndex, Nearest, nearest_symbol
-from wheelcheck.symbols.mangling import STD_MEMBERS, lead
+from wheelcheck.symbols.mangling import LIBSTDCXX_PREFIXES, lead
 from wheelcheck.elf.elf_info import mask_and
 
 __all__ = ["Unbound", "BadVersion", "Binding", "bind_symbols"]
@@ -34,10 +34,7 @@ __all__ = ["Unbound", "BadVersion", "Binding", "bind_symbols"]
 _C_PREFIX = re.compile(r"^_*[A-Za-z0-9]+_")
 # std::, __gnu_cxx:: and the C++ runtime: libstdc++ defines them (an unversioned reference binds to its
 # default version), so a host that stopped exporting its copy of one changes nothing
-_STD_PREFIXES = STD_MEMBERS + ("_ZSt", "_ZNSs", "_ZNKSs", "_ZNSb", "_ZNKSb", "_ZTISt", "_ZTSSt", "_ZTVSt",
-                                 "_ZTINSt", "_ZTSNSt", "_ZTVNSt", "_ZN9__gnu_cxx", "_ZNK9__gnu_cxx", "_ZN10__cxxabiv1",
-                                 "_ZTVN10__cxxabiv1", "_ZNSi", "_ZNSo", "_ZNSd", "_ZNKSi", "_ZNKSo", "_ZGVNSt",
-                                 "__cxa_", "__gxx_")
+_STD_PREFIXES = LIBSTDCXX_PREFIXES + ("__cxa_", "__gxx_")
 _STRONG_UNDEFINED = bytes(0 if b >> 4 in (0, 2) else 1 for b in range(256))  # st_info: not LOCAL, not WEAK
 
 

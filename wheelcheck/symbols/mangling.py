@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["has_new_abi", "has_old_abi", "abi_neutral", "lead", "short_name", "source_name_length", "OLD_HINT",
-           "STD_MEMBERS", "STD_STATICS"]
+           "STD_MEMBERS", "STD_STATICS", "LIBSTDCXX_PREFIXES"]
 
 # Types that became std::__cxx11::X with _GLIBCXX_USE_CXX11_ABI=1; in the old ABI they are std::X.
 _OLD_STD_TYPES = frozenset({"list", "_List_base", "basic_stringbuf", "basic_istringstream", "basic_ostringstream",
@@ -37,6 +37,12 @@ _ASCII_DIGITS = frozenset("0123456789")
 # _ZNKRSt8optionalIiE5valueEv. And the statics local to std:: functions (_ZZNKSt...) with their guard variables.
 STD_MEMBERS = tuple(f"_ZN{cv}{ref}St" for cv in ("", "K", "V", "VK") for ref in ("", "R", "O"))
 STD_STATICS = tuple(f"{local}{member[2:]}" for local in ("_ZZ", "_ZGVZ") for member in STD_MEMBERS + ("_ZSt",))
+# How the names libstdc++ defines start: std:: members and functions, the old strings' (Ss, Sb) and streams' (Si,
+# So, Sd) abbreviations, std::'s typeinfo and vtables, __gnu_cxx:: and __cxxabiv1::
+LIBSTDCXX_PREFIXES = STD_MEMBERS + ("_ZSt", "_ZNSs", "_ZNKSs", "_ZNSb", "_ZNKSb", "_ZTISt", "_ZTSSt", "_ZTVSt",
+                                    "_ZTINSt", "_ZTSNSt", "_ZTVNSt", "_ZN9__gnu_cxx", "_ZNK9__gnu_cxx",
+                                    "_ZN10__cxxabiv1", "_ZTVN10__cxxabiv1", "_ZNSi", "_ZNSo", "_ZNSd", "_ZNKSi",
+                                    "_ZNKSo", "_ZGVNSt")
 _MAX_LENGTH_DIGITS = 9  # no real name is a billion characters long; int() of 4,301 digits raises
 
 
