@@ -15,7 +15,7 @@ from fnmatch import fnmatch
 
 from wheelcheck.audit.check_context import CheckContext, Fact
 from wheelcheck.symbols.families import Family, count_family, families, family_examples, group_counts, owns, \
-    owns_or_loads
+    owns_or_loads, with_prefixes
 from wheelcheck.symbols.mangling import STD_STATICS, short_name
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.audit.findings import Finding
@@ -102,7 +102,7 @@ def exposure_of(elf: ElfInfo, top: int = 5) -> Exposure:
             found[fam.id] = n
             examples[fam.id] = family_examples(names, fam)
         if fam.sentinels and n:
-            sentinels.extend(s for s in _with_prefixes(names, fam.sentinels) if s not in _C_LIBRARY_CXA)
+            sentinels.extend(s for s in with_prefixes(names, fam.sentinels) if s not in _C_LIBRARY_CXA)
     grouped = names if init is None else [n for n in names if not (n.startswith(_MODULE_API) or n == init)]
     groups = sorted(group_counts(grouped).items(), key=lambda kv: (-kv[1], kv[0]))
     return Exposure(len(names), beyond, tuple(sorted(unique)), found, groups[:top], tuple(sorted(sentinels)),
@@ -121,14 +121,6 @@ def _carries_runtime(elf: ElfInfo, sentinels: tuple[str, ...]) -> bool:
     if not _EXCEPTION_RUNTIME.isdisjoint(sentinels):
         return True
     return not any(needed.startswith("libstdc++") for needed in elf.needed)
-
-
-def _with_prefixes(sorted_names: list[str], prefixes) -> Iterator[str]:
-    for p in prefixes:
-        i = bisect_left(sorted_names, p)
-        while i < len(sorted_names) and sorted_names[i].startswith(p):
-            yield sorted_names[i]
-            i += 1
 
 
 def check_exposure(ctx: CheckContext) -> Iterator[Finding | Fact]:

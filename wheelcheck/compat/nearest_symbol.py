@@ -16,6 +16,7 @@ from os.path import commonprefix
 from wheelcheck.compat.export_table import ExportCache
 from wheelcheck.compat.installed_layout import Placed
 from wheelcheck.symbols.demangle import QUALIFIERS_MAX, key_head, qualified_key
+from wheelcheck.symbols.families import count_prefix, with_prefixes
 from wheelcheck.symbols.mangling import abi_neutral, has_new_abi, has_old_abi
 
 __all__ = ["Nearest", "nearest_symbol", "KeyIndex", "names_with_head"]
@@ -75,21 +76,11 @@ def names_with_head(names: Sequence[str], head: str) -> list[str]:
     while todo:
         run = todo.pop()
         for qualifier in "rVKRO" if len(run) < QUALIFIERS_MAX else "":
-            if _has_prefix(names, f"_ZN{run}{qualifier}"):
+            if count_prefix(names, f"_ZN{run}{qualifier}"):
                 runs.append(run + qualifier)
                 todo.append(run + qualifier)
-    found: list[str] = []
-    for prefix in [f"_Z{head}", f"_ZL{head}"] + [f"_ZN{run}{lead}{head}" for run in runs for lead in ("", "L")]:
-        i = bisect_left(names, prefix)
-        while i < len(names) and names[i].startswith(prefix):
-            found.append(names[i])
-            i += 1
-    return found
-
-
-def _has_prefix(names: Sequence[str], prefix: str) -> bool:
-    i = bisect_left(names, prefix)
-    return i < len(names) and names[i].startswith(prefix)
+    return list(with_prefixes(names, [f"_Z{head}", f"_ZL{head}"] +
+                              [f"_ZN{run}{lead}{head}" for run in runs for lead in ("", "L")]))
 
 
 def nearest_symbol(name: str, version: str | None, files: Sequence[Placed], exports: ExportCache,

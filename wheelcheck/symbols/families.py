@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import re
 from bisect import bisect_left
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatch
 
@@ -18,8 +19,8 @@ from wheelcheck.symbols.mangling import source_name_length
 from wheelcheck.symbols.sonames import unhashed
 from wheelcheck.data import load_table
 
-__all__ = ["Family", "families", "count_prefix", "count_family", "family_examples", "group_counts", "cxx_lead_ins",
-           "owns", "owns_or_loads", "family_members"]
+__all__ = ["Family", "families", "count_prefix", "with_prefixes", "count_family", "family_examples", "group_counts",
+           "cxx_lead_ins", "owns", "owns_or_loads", "family_members"]
 
 # The mangled forms that start a name inside a C++ namespace: functions (with cv/ref qualifiers),
 # vtables, typeinfo, typeinfo names, VTTs, guard variables and local statics of its functions.
@@ -92,9 +93,18 @@ def owns_or_loads(family: Family, path: str, soname: str | None, needed) -> bool
     return owns(family, path, soname) or any(owns(family, unhashed(n), None) for n in needed)
 
 
-def count_prefix(sorted_names: list[str], prefix: str) -> int:
+def count_prefix(sorted_names: Sequence[str], prefix: str) -> int:
     lo = bisect_left(sorted_names, prefix)
     return bisect_left(sorted_names, prefix + _HIGHEST, lo) - lo
+
+
+def with_prefixes(sorted_names: Sequence[str], prefixes: Iterable[str]) -> Iterator[str]:
+    """The names of ``sorted_names`` that start with each of ``prefixes`` in turn, found by bisection."""
+    for prefix in prefixes:
+        i = bisect_left(sorted_names, prefix)
+        while i < len(sorted_names) and sorted_names[i].startswith(prefix):
+            yield sorted_names[i]
+            i += 1
 
 
 def _lowercase_range(sorted_names: list[str]) -> list[str]:
