@@ -93,7 +93,7 @@ def _symbol_versions(elf: ElfInfo, resolution: Resolution, arch: str, best: Poli
             rule="symbol-version",
             file=origin or elf.path,
             what=f"{need.version} needed by "
-                 f"{_plain_count(need.symbols) if moot else _names(need.symbols) or '(a version reference, no symbol)'}",
+                 f"{(_count(need.symbols) if moot else _names(need.symbols)) or '(a version reference, no symbol)'}",
             hint=_version_hint(ns, () if moot else need.symbols),
             allows=allows,
             symbols=need.symbols,
@@ -103,8 +103,8 @@ def _symbol_versions(elf: ElfInfo, resolution: Resolution, arch: str, best: Poli
         )
 
 
-def _plain_count(symbols: tuple[str, ...]) -> str:
-    return f"{len(symbols)} symbol{'s' if len(symbols) != 1 else ''}" if symbols else "(a version reference, no symbol)"
+def _count(symbols: tuple[str, ...]) -> str:
+    return f"{len(symbols)} symbol{'s' if len(symbols) != 1 else ''}" if symbols else ""
 
 
 def _version_hint(ns: str, symbols: tuple[str, ...] = ()) -> str:

@@ -403,7 +403,7 @@ def _unbound_finding(subject: Distribution, u, unknown_libs: list[str]) -> Compa
     wanted = f"{readable} ({u.name}{'@' + u.version if u.version else ''})" if readable != u.name else \
         f"{u.name}{'@' + u.version if u.version else ''}"
     copy_of = _copy_of_unseen(u.out_of_scope, unknown_libs) if u.out_of_scope is not None else None
-    if u.out_of_scope is not None and copy_of is not None:
+    if copy_of is not None:
         return CompatFinding(
             "compat-missing-symbol", "warning",
             f"{shown} needs {wanted}, which may come from {copy_of}, a library it needs that wheelcheck cannot see; "
