@@ -1,7 +1,15 @@
-# Sourced by the repro scripts here. pack_repair_run NAME CALL: pack w/ (package NAME and NAME-1.0.dist-info)
-# into NAME-1.0-cp311-cp311-linux_x86_64.whl, repair it with auditwheel, wheelcheck and wheelcheck --hide-symbols
-# (the libraries from ./lib), install each output in a venv of its own and print what `from NAME import _ext;
-# _ext.CALL` gives (or the last line of its error). Needs $PY.
+# Sourced by the repro scripts here: $PY (the Python the wheels are for) and $INC (its headers), and two steps.
+PY=${REPAIRSWEEP_PYTHON:-/root/.pyenv/versions/3.11.7/bin/python3.11}
+INC=$($PY -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+
+# fresh_workdir DIR NAME: cd into DIR, emptied of an earlier run, with lib/ and w/ holding package NAME's tree
+fresh_workdir() {
+  mkdir -p "$1" && cd "$1" && rm -rf lib w o-* v-* && mkdir -p lib "w/$2" "w/$2-1.0.dist-info"
+}
+
+# pack_repair_run NAME CALL: pack w/ into NAME-1.0-cp311-cp311-linux_x86_64.whl, repair it with auditwheel,
+# wheelcheck and wheelcheck --hide-symbols (the libraries from ./lib), install each output in a venv of its own
+# and print what `from NAME import _ext; _ext.CALL` gives (or the last line of its error).
 pack_repair_run() {
   name=$1
   call=$2

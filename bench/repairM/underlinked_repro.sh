@@ -6,10 +6,8 @@
 # Fixed in 24916b4 (such names stay visible): prints 714 for all three repairs.
 # Usage: sh underlinked_repro.sh WORKDIR   (needs gcc, python3.11 headers, auditwheel and wheelcheck[hide])
 set -e
-HERE=$(cd "$(dirname "$0")" && pwd)
-PY=${REPAIRSWEEP_PYTHON:-/root/.pyenv/versions/3.11.7/bin/python3.11}
-INC=$($PY -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
-mkdir -p "$1" && cd "$1" && rm -rf lib w o-* v-* && mkdir -p lib w/under w/under-1.0.dist-info
+. "$(cd "$(dirname "$0")" && pwd)/repro_common.sh"
+fresh_workdir "$1" under
 echo 'int base_top = 7; int base_get(void) { return base_top; }' > base.c
 echo 'extern int base_top; int base_get(void); int under_get(void) { return base_top + base_get(); }' > under.c
 echo 'int base_get(void); int under_get(void); int top_get(void) { return base_get() * 100 + under_get(); }' > top.c
@@ -25,6 +23,5 @@ gcc -shared -fPIC -o lib/libbase.so.1 -Wl,-soname,libbase.so.1 base.c
 gcc -shared -fPIC -o lib/libunder.so.1 -Wl,-soname,libunder.so.1 under.c          # no -lbase
 gcc -shared -fPIC -o lib/libtop.so.1 -Wl,-soname,libtop.so.1 top.c lib/libbase.so.1 lib/libunder.so.1
 gcc -shared -fPIC -I"$INC" -o w/under/_ext.cpython-311-x86_64-linux-gnu.so ext.c lib/libtop.so.1
-. "$HERE/repro_common.sh"
 pack_repair_run under "get()"
 wheelcheck audit o-wch/*.whl | head -1

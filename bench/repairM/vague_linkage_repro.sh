@@ -4,10 +4,8 @@
 # wheelcheck repair, and two after wheelcheck repair --hide-symbols (hidden in the library only). Prints 2 2 0.
 # Usage: sh vague_linkage_repro.sh WORKDIR   (needs g++, python3.11 headers, auditwheel and wheelcheck[hide])
 set -e
-HERE=$(cd "$(dirname "$0")" && pwd)
-PY=${REPAIRSWEEP_PYTHON:-/root/.pyenv/versions/3.11.7/bin/python3.11}
-INC=$($PY -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
-mkdir -p "$1" && cd "$1" && rm -rf lib w o-* v-* && mkdir -p lib w/single w/single-1.0.dist-info
+. "$(cd "$(dirname "$0")" && pwd)/repro_common.sh"
+fresh_workdir "$1" single
 echo 'inline int &counter() { static int c = 0; return c; }' > counter.h
 printf '#include "counter.h"\nvoid foo_inc() { counter()++; }\n' > foo.cc
 cat > ext.cc <<'EOF'
@@ -21,5 +19,4 @@ PyMODINIT_FUNC PyInit__ext(void) { return PyModule_Create(&d); }
 EOF
 g++ -O1 -shared -fPIC -o lib/libfoo.so.1 -Wl,-soname,libfoo.so.1 foo.cc
 g++ -O1 -shared -fPIC -I"$INC" -o w/single/_ext.cpython-311-x86_64-linux-gnu.so ext.cc lib/libfoo.so.1
-. "$HERE/repro_common.sh"
 pack_repair_run single "run()"
