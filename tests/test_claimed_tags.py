@@ -8,15 +8,18 @@ is the next newer policy's: a wheel needing GLIBC_2.29 does meet manylinux_2_30,
 
 from __future__ import annotations
 
+import json
 import zipfile
+from pathlib import Path
 
 from elftools.elf.elffile import ELFFile
 from elftools.elf.gnuversions import GNUVerNeedSection
 
 from tests.fixtures.sources import extension_source
 from tests.fixtures.wheels import build_wheel
-from tests.helpers import audit_one as one, by_rule, repair_json
+from tests.helpers import audit_json, audit_one as one, by_rule, repair_json, run_cli
 
+SCHEMA = Path(__file__).resolve().parents[1] / "wheelcheck" / "report" / "audit-schema.json"
 EXT = "pkg/ver.cpython-311-x86_64-linux-gnu.so"
 NEEDS_2_34 = ("#include <pthread.h>\nstatic void *run(void *a) { return a; }\n", "pthread_t t; "
               "if (pthread_create(&t, 0, run, 0)) return 1; pthread_join(t, 0); return 2;")
@@ -70,6 +73,35 @@ def test_a_claim_between_two_policies_is_met_below_the_next_rung(build, tmp_path
     assert w.passed
     w = one(wheel_claiming(tmp_path, ext, "manylinux_2_25_x86_64"))
     assert not w.passed and any("GLIBC_2.29" in f.message for f in by_rule(w, "symbol-version"))
+
+
+def test_a_met_claim_between_two_policies_is_told_as_met(build, tmp_path):
+    """Sweep L's M1: "PASS deserves manylinux_2_31, required manylinux_2_30" read as passing a claim not met, and the
+    GLIBC_2.29 info finding named only the rung ("→ manylinux_2_31 at best"). The report now says the claim is met."""
+    import jsonschema
+
+    ext = extension(build, NEEDS_2_29, libs=("m",))
+    wheel = wheel_claiming(tmp_path, ext, "manylinux_2_30_x86_64")
+    code, report = audit_json(wheel)
+    jsonschema.validate(report, json.loads(SCHEMA.read_text()))
+    (w,) = report["wheels"]
+    assert code == 0 and w["required_met"] is True and w["deserved_tag"] == "manylinux_2_31_x86_64"
+    text = run_cli("audit", wheel).stdout
+    assert "PASS meets manylinux_2_30_x86_64 as claimed" in text and "of the policies it deserves manylinux_2_31" in text
+    assert "required" not in text.splitlines()[0]
+    (info,) = [f for f in by_rule(one(wheel), "symbol-version") if "GLIBC_2.29" in f.message]
+    assert info.severity == "info" and info.message.endswith("→ manylinux_2_31 at best (the claim manylinux_2_30 allows it)")
+    # the same build claiming what it does not meet, or the rung itself: the usual words
+    _code, failed = audit_json(wheel_claiming(tmp_path, ext, "manylinux_2_25_x86_64"))
+    assert failed["wheels"][0]["required_met"] is False
+    assert "FAIL deserves manylinux_2_31_x86_64, required manylinux_2_25_x86_64" in \
+        run_cli("audit", wheel_claiming(tmp_path, ext, "manylinux_2_25_x86_64")).stdout
+    rung = wheel_claiming(tmp_path, ext, "manylinux_2_31_x86_64")
+    assert audit_json(rung)[1]["wheels"][0]["required_met"] is True
+    assert "PASS deserves manylinux_2_31_x86_64, required manylinux_2_31_x86_64" in run_cli("audit", rung).stdout
+    assert "allows it" not in " ".join(f.message for f in one(rung).findings)
+    assert audit_json(build_wheel(tmp_path / "none", "ver", "1.0", "cp311-cp311-linux_x86_64", {EXT: ext}))[1][
+        "wheels"][0]["required_met"] is None
 
 
 def test_an_old_glibc_claim_without_a_policy(build, tmp_path):

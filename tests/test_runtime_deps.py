@@ -439,7 +439,7 @@ def test_a_name_the_file_cannot_hand_to_a_loader_is_no_finding(build, tmp_path):
     assert run.returncode == 0 and "libplugin.so.3" in run.stdout and "find library=libplugin" not in run.stderr
     code, report = audit_json(wheel)
     jsonschema.validate(report, audit_schema())  # the status is one the schema names
-    assert code == 0 and report["schema_minor"] == 3
+    assert code == 0 and report["schema_minor"] >= 3
 
 
 def test_a_name_handed_to_the_wheels_own_loading_helper_stays_a_warning(build, tmp_path):

@@ -6,6 +6,7 @@ the most compatible tag whose policy it meets, and is *required* to meet its bes
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -15,9 +16,10 @@ __all__ = ["Finding", "FileReport", "WheelReport", "AuditReport", "SEVERITIES", 
            "rule_why"]
 
 SCHEMA_VERSION = 2  # bumped on a change that is not an addition
-SCHEMA_MINOR = 3  # bumped on each addition: 1 added the wheels' components (bill of materials), 2 the dlopen status
-# fallback, 3 the dlopen status no-loader
+SCHEMA_MINOR = 4  # bumped on each addition: 1 added the wheels' components (bill of materials), 2 the dlopen status
+# fallback, 3 the dlopen status no-loader, 4 required_met
 SEVERITIES = ("info", "warning", "error")
+_GLIBC_TAG = re.compile(r"manylinux_(\d+)_(\d+)_")
 
 
 def reaches(findings: "list[Finding]", fail_on: str = "error") -> bool:
@@ -96,6 +98,9 @@ class WheelReport:
     deserved_tags: list[str] = field(default_factory=list)  # deserved_tag and its aliases
     claimed_tags: list[str] = field(default_factory=list)  # the platform tags of its file name
     required_tag: str | None = None  # what it must meet: its most compatible claim, or --plat if that is more
+    # does it meet required_tag (None: nothing required)? A claim between two policies (manylinux_2_25) may be met
+    # although deserved_tag, a policy's, is less compatible (manylinux_2_26)
+    required_met: bool | None = None
     passed: bool = True
     versioned_symbols: dict[str, list[str]] = field(default_factory=dict)
     external_libs: list[str] = field(default_factory=list)
@@ -110,6 +115,15 @@ class WheelReport:
     best_tag = property(lambda self: self.deserved_tag, lambda self, v: setattr(self, "deserved_tag", v))
     best_tags = property(lambda self: self.deserved_tags, lambda self, v: setattr(self, "deserved_tags", v))
     target_tag = property(lambda self: self.required_tag, lambda self, v: setattr(self, "required_tag", v))
+
+    @property
+    def meets_claim_between_rungs(self) -> bool:
+        """Does it meet a required glibc tag older than the policy it deserves (a claim between two rungs:
+        manylinux_2_25, deserving manylinux_2_26)?"""
+        wanted, given = _GLIBC_TAG.match(self.required_tag or ""), _GLIBC_TAG.match(self.deserved_tag or "")
+        if not self.required_met or wanted is None or given is None:
+            return False
+        return tuple(map(int, wanted.groups())) < tuple(map(int, given.groups()))
 
     def groups(self) -> list:
         """The findings grouped by cause, most important first (audit/finding_groups.py)."""

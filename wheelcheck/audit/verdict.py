@@ -76,6 +76,7 @@ def assess(model: WheelModel, options: AuditOptions) -> Judgement:
     report.deserved_tag = _tag(verdict, arch)
     report.deserved_tags = verdict.tags(arch) if not verdict.is_linux else [report.deserved_tag]
     report.required_tag = _tag(target, arch) if target else None
+    report.required_met = None if target is None else _meets(target, verdict, constraints)
     report.findings += _explain(constraints, policies, verdict, target, arch)
     report.findings += _plat_not_applied(options, asked, libc)
     if libc == "musl" and not verdict.is_linux:
@@ -109,6 +110,15 @@ def _tag(policy: Policy, arch: str) -> str:
     return policy.tag(arch)
 
 
+def _meets(target: Policy, verdict: Policy, constraints: list[Constraint]) -> bool:
+    """Does a wheel whose constraints make it deserve ``verdict`` meet ``target``? A target made for a claim between
+    two rungs (manylinux_2_25) is met when every constraint allows it, though ``verdict`` is the next rung up; a
+    wheel that deserves plain linux (none of its files is for its platform) meets no such claim."""
+    if target.made_for_claim:
+        return target.is_linux or not verdict.is_linux and all(c.allows(target) for c in constraints)
+    return verdict.meets(target)
+
+
 def _explain(constraints: list[Constraint], policies: list[Policy], verdict: Policy,
              target: Policy | None, arch: str) -> list[Finding]:
     """A finding for each constraint that fails the target or binds the verdict; the rest are moot."""
@@ -129,9 +139,12 @@ def _explain(constraints: list[Constraint], policies: list[Policy], verdict: Pol
             severity = "warning" if verdict.is_linux else "info"
         else:
             continue
+        # the claim between two rungs that allows what the next rung up is needed for among the policies
+        claim = f" (the claim {target.name} allows it)" if target is not None and target.made_for_claim \
+            and target.priority > limit.priority and c.allows(target) else ""
         findings.append(Finding(
             rule=c.rule, severity=severity, file=c.file,
-            message=f"{c.what} → {limit.name} at best",
+            message=f"{c.what} → {limit.name} at best{claim}",
             hint=c.hint, symbols=c.symbols, limit=_tag(limit, arch),
             cause=f"{c.cause or c.what} → {limit.name} at best", subject=c.subject, count=len(c.symbols)))
     return findings

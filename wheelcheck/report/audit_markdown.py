@@ -25,6 +25,8 @@ def render_audit_markdown(report: AuditReport) -> str:
             continue
         deserved = "pure" if w.pure else f"`{w.deserved_tag}`"
         required = f"`{w.required_tag}`" if w.required_tag else ""
+        if w.meets_claim_between_rungs:  # a claim no policy is named after, older than the policy deserved, met
+            required += " (met)"
         counts = summarize(w).severities
         lines.append(f"| `{w.filename}` | {_ICON[w.passed]} {'pass' if w.passed else 'fail'} | {deserved} | "
                      f"{required} | {counts['error']} | {counts['warning']} | {counts['info']} |")

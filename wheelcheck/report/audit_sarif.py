@@ -133,7 +133,7 @@ def _wheel_summary(wheel: WheelReport) -> dict:
     if wheel.error is not None:
         return {"filename": wheel.filename, "error": wheel.error}
     return {"filename": wheel.filename, "passed": wheel.passed, "claimed_tags": wheel.claimed_tags,
-            "deserved_tag": wheel.deserved_tag, "required_tag": wheel.required_tag}
+            "deserved_tag": wheel.deserved_tag, "required_tag": wheel.required_tag, "required_met": wheel.required_met}
 
 
 def _first_sentence(text: str) -> str:

@@ -39,7 +39,12 @@ def verdict_words(wheel: WheelReport, fail_on: str = "error") -> str:
     if wheel.pure:
         return f"{status} pure wheel (no ELF file: any platform tag fits)"
     deserved = ".".join(wheel.deserved_tags) or wheel.deserved_tag
+    if wheel.meets_claim_between_rungs:
+        # "deserves manylinux_2_26, required manylinux_2_25" would read as a wheel passing what it does not meet
+        return (f"{status} meets {wheel.required_tag} as claimed (no policy has that name; of the policies it "
+                f"deserves {deserved})")
     return f"{status} deserves {deserved}" + (f", required {wheel.required_tag}" if wheel.required_tag else "")
+
 
 
 def _wheel_body(wheel: WheelReport, verbosity: int, fail_on: str) -> list[Line]:
