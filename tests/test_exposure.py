@@ -185,6 +185,40 @@ def test_std_members_with_ref_and_volatile_qualifiers_are_libstdcxx(build, tmp_p
     assert w.files[0].exposure["families"] == {"libstdcxx": len(mangled)}
 
 
+_NAMESPACED_STATICS_SRC = """
+#include <string>
+namespace google { namespace protobuf {
+struct Arena { int n = 0;
+  int &slot() const & { static int s = n; return s; }
+  int &slot() && { static int t = 2; return t; }
+  int &vslot() volatile { static int v = 3; return v; }
+};
+int make() { return 7; }
+inline int &counter() { static int c = make(); return c; }
+thread_local std::string tls_name = std::to_string(make());
+const int &ref_temp = make();
+std::string &name() { return tls_name; }
+int use() { Arena a; volatile Arena va; return a.slot() + Arena().slot() + va.vslot() + counter() + ref_temp; }
+} }
+"""
+
+
+def test_a_namespaces_local_statics_guards_and_tls_functions_are_its_family(build, tmp_path):
+    """A family counted only _ZN…/_ZZN…/_ZZNK… among the forms of a namespace's statics: the guard variable of a
+    function's static (_ZGVZN…), the statics of a member qualified & / && / volatile (_ZZNKR…, _ZZNO…, _ZZNV…), a
+    thread_local's init function (_ZTHN…) and a reference temporary (_ZGRN…) were left out."""
+    lib = build.compile_c(_NAMESPACED_STATICS_SRC, "libns.so", cxx=True)
+    mangled = sorted(n for n, _ in pyelftools_exports(lib) if n.startswith("_Z"))
+    readable = subprocess.run(["c++filt"], input="\n".join(mangled), capture_output=True, text=True).stdout.split("\n")
+    # c++filt's reading (binutils 2.40 leaves _ZGR… as it is: its nested name is the namespace's)
+    ours = {n for n, r in zip(mangled, readable) if "google::protobuf::" in r or r == n and "N6google8protobuf" in n}
+    assert {n[:n.index("6google")] for n in ours} >= {"_ZN", "_ZZN", "_ZGVZN", "_ZGVZNKR", "_ZZNKR", "_ZZNO", "_ZZNV",
+                                                      "_ZTHN", "_ZGRN"}
+    (protobuf,) = [f for f in families() if f.id == "protobuf"]
+    assert family_members(mangled, protobuf) == ours
+    assert exposure_of(summarize(lib.read_bytes(), "libns.so")).families["protobuf"] == len(ours)
+
+
 def test_global_cxx_functions_are_one_group_not_namespaces(build, tmp_path):
     """From repair sweep M: GDAL's extension exports ApplyVerticalShiftGrid(...), a function of the global
     namespace, which was shown as a namespace of its own ('ApplyVerticalShiftGrid:: (1)')."""

@@ -146,7 +146,7 @@ def _shares_prefix(name: str, files: Sequence[Placed], exports: ExportCache) -> 
     if prefix is None and not name.startswith("_Z"):
         m = _C_PREFIX.match(name)
         prefix = m.group(0) if m and len(m.group(0)) > 2 else None
-    if prefix is None or prefix in ("_ZNSt", "_ZSt", "_ZN9__gnu_cxx"):
+    if prefix is None:  # (libstdc++'s names never come here: they are presumed the system's before)
         return False
     for placed in files:
         names = exports.of(placed.elf).sorted_names

@@ -22,10 +22,12 @@ from wheelcheck.data import load_table
 __all__ = ["Family", "families", "count_prefix", "with_prefixes", "count_family", "family_examples", "group_counts",
            "cxx_lead_ins", "owns", "owns_or_loads", "family_members"]
 
-# The mangled forms that start a name inside a C++ namespace: functions (with cv/ref qualifiers),
-# vtables, typeinfo, typeinfo names, VTTs, guard variables and local statics of its functions.
-_CXX_LEAD_INS = ("_ZN", "_ZNK", "_ZNV", "_ZNVK", "_ZNR", "_ZNO", "_ZNKR", "_ZNKO", "_ZNVR", "_ZNVO", "_ZNVKR", "_ZNVKO",
-                 "_ZTVN", "_ZTIN", "_ZTSN", "_ZTTN", "_ZGVN", "_ZZN", "_ZZNK")
+# The mangled forms that start a name inside a C++ namespace: its functions (with cv/ref qualifiers), the
+# statics local to them and their guard variables (_ZZN…, _ZGVZN…, same qualifiers), vtables, typeinfo, typeinfo
+# names, VTTs, guard variables, thread_local init functions and wrappers, and reference temporaries.
+_QUALIFIERS = tuple(cv + ref for cv in ("", "K", "V", "VK") for ref in ("", "R", "O"))
+_CXX_LEAD_INS = tuple(f"{start}N{q}" for start in ("_Z", "_ZZ", "_ZGVZ") for q in _QUALIFIERS) + (
+    "_ZTVN", "_ZTIN", "_ZTSN", "_ZTTN", "_ZGVN", "_ZTHN", "_ZTWN", "_ZGRN")
 _HIGHEST = "\U0010ffff"
 
 
