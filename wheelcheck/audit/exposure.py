@@ -16,15 +16,13 @@ from fnmatch import fnmatch
 from wheelcheck.audit.check_context import CheckContext, Fact
 from wheelcheck.symbols.families import Family, count_family, families, family_examples, group_counts, owns, \
     owns_or_loads, with_prefixes
+from wheelcheck.elf.linker_made import LINKER_MADE
 from wheelcheck.symbols.mangling import STD_STATICS, short_name
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.audit.findings import Finding
 
 __all__ = ["Exposure", "ExposureSettings", "exposure_of", "settings_of", "check_exposure"]
 
-# Defined by the linker in every shared object of older toolchains; never a choice of the author.
-_LINKER_MADE = frozenset({"_init", "_fini", "_edata", "_end", "__bss_start", "_etext", "__end__", "_DYNAMIC",
-                          "_GLOBAL_OFFSET_TABLE_", "__data_start", "data_start", "_IO_stdin_used"})
 # What only a copy of libstdc++'s runtime defines, never its pieces from libstdc++_nonshared.a
 _EXCEPTION_RUNTIME = frozenset({"__gxx_personality_v0", "__cxa_throw", "__cxa_begin_catch", "__cxa_allocate_exception"})
 
@@ -84,7 +82,7 @@ class Exposure:
 def exposure_of(elf: ElfInfo, top: int = 5) -> Exposure:
     unique = elf.symtab.unique_export_names()
     names = list(elf.sorted_exports)  # a copy: names are taken out of it below
-    for name in _LINKER_MADE.union(elf.version_defs):
+    for name in LINKER_MADE.union(elf.version_defs):
         i = bisect_left(names, name)
         if i < len(names) and names[i] == name:
             del names[i]

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from wheelcheck.symbols.families import Family, families, family_members, group_counts, owns
 from wheelcheck.symbols.mangling import STD_STATICS, short_name
+from wheelcheck.elf.linker_made import LINKER_MADE
 from wheelcheck.symbols.sonames import unhashed
 from wheelcheck.conflicts.symbol_index import Copy, FileExports, SymbolIndex
 from wheelcheck.elf.section_bounds import BOUND_PREFIXES
@@ -36,9 +37,8 @@ __all__ = ["symbol_conflicts", "is_harmless", "CollisionStats"]
 
 _STB_WEAK, _STB_GNU_UNIQUE = 2, 10
 # made by the linker or the C runtime's start files in every shared object, never the author's choice
-_HARMLESS_NAMES = frozenset({
-    "_init", "_fini", "_edata", "_end", "__bss_start", "_etext", "__end__", "_DYNAMIC", "_GLOBAL_OFFSET_TABLE_",
-    "__data_start", "data_start", "_IO_stdin_used", "__gmon_start__", "__dso_handle", "__TMC_END__",
+_HARMLESS_NAMES = LINKER_MADE | frozenset({
+    "__gmon_start__", "__dso_handle", "__TMC_END__",
     "_Jv_RegisterClasses", "__cpu_model", "__cpu_features2", "__cpu_indicator_init", "__libc_csu_init",
     "__libc_csu_fini", "__stack_chk_guard"})
 # module entry points (one per module name), Cython module boilerplate, compiler and runtime helpers
