@@ -6,7 +6,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from tests.fixtures.sources import extension_source
+from tests.fixtures.sources import (COUNTER_EXT_BODY, COUNTER_EXT_PRELUDE, COUNTER_LIB_SRC, COUNTER_NAME,
+                                    UNDERLINKED_SRCS, extension_source)
 from tests.fixtures.wheels import build_wheel
 from tests.helpers import make_venv, pip_install, repair_json, run_cli
 from wheelcheck.symbols.sonames import hashed_stem, unhashed
@@ -32,6 +33,15 @@ def _wheel(build, tmp_path):
     wheel = build_wheel(tmp_path / "dist", "uniq", "1.0", "cp311-cp311-linux_x86_64",
                         {"uniq/_ext.cpython-311-x86_64-linux-gnu.so": ext})
     return wheel, lib_dir, lib
+
+
+def _underlinked(build):
+    """libbase, libunder (uses libbase's names, does not link it) and libtop (links both), built by g++."""
+    built: dict = {}
+    for name, src in UNDERLINKED_SRCS.items():
+        libs = (built["libbase.so.1"], built["libunder.so.1"]) if name == "libtop.so.1" else ()
+        built[name] = build.compile_c(src, name, flags=(f"-Wl,-soname,{name}",), libs=libs)
+    return built["libbase.so.1"], built["libunder.so.1"], built["libtop.so.1"]
 
 
 def _elves(wheel):
@@ -121,14 +131,7 @@ def test_a_library_that_uses_another_without_linking_it_keeps_working(build, tmp
     to import ("undefined symbol: base_top"); they stay visible, said why, and the wheel works."""
     lib_dir = tmp_path / "build"
     lib_dir.mkdir()
-    base = build.compile_c("int base_top = 7;\nint base_get(void) { return base_top; }\n", "libbase.so.1",
-                           flags=("-Wl,-soname,libbase.so.1",))
-    under = build.compile_c("extern int base_top;\nint base_get(void);\n"
-                            "int under_get(void) { return base_top + base_get(); }\n", "libunder.so.1",
-                            flags=("-Wl,-soname,libunder.so.1",))  # no libbase: underlinked
-    top = build.compile_c("int base_get(void);\nint under_get(void);\n"
-                          "int top_get(void) { return base_get() * 100 + under_get(); }\n", "libtop.so.1",
-                          flags=("-Wl,-soname,libtop.so.1",), libs=(base, under))
+    base, under, top = _underlinked(build)
     for lib in (base, under, top):
         shutil.copy(lib, lib_dir / lib.name)
     assert "libbase.so.1" not in summarize(under.read_bytes(), "libunder.so.1").needed
@@ -146,3 +149,74 @@ def test_a_library_that_uses_another_without_linking_it_keeps_working(build, tmp
     run = subprocess.run([str(python), "-c", "import under._ext as m; print(m.call())"], capture_output=True,
                          text=True, timeout=60, cwd=tmp_path)
     assert run.stdout.split() == ["714"], run.stderr
+
+
+def _install_and_call(tmp_path, output: str, venv: str, module: str):
+    python = make_venv(tmp_path / venv)
+    assert pip_install(python, Path(output)).returncode == 0
+    return subprocess.run([str(python), "-c", f"import {module} as m; print(m.call())"], capture_output=True,
+                          text=True, timeout=60, cwd=tmp_path)
+
+
+def test_an_object_the_extension_and_the_library_both_define_stays_one(build, tmp_path):
+    """From repair sweep M (W2): a header-only counter (an inline function's static local, STB_GNU_UNIQUE) is
+    defined in the vendored libfoo and in the extension; the loader makes the two one object. Hidden in libfoo
+    (nothing imports it), libfoo counted in a copy of its own and the extension read 0, not 2. It stays visible
+    in libfoo, said why, in the extension too with --hide-extension-symbols, and the wheel counts 2."""
+    lib_dir = tmp_path / "build"
+    lib_dir.mkdir()
+    lib = build.compile_c(COUNTER_LIB_SRC, "libfoo.so.1", cxx=True, flags=("-Wl,-soname,libfoo.so.1",))
+    shutil.copy(lib, lib_dir / "libfoo.so.1")
+    ext = build.compile_c(extension_source("_ext", COUNTER_EXT_BODY, prelude=COUNTER_EXT_PRELUDE), "counter_ext.so",
+                          cxx=True, libs=(lib,))
+    for elf in (summarize(lib.read_bytes(), "lib"), summarize(ext.read_bytes(), "ext")):
+        assert COUNTER_NAME in elf.symtab.unique_export_names(), "g++ should have made the counter STB_GNU_UNIQUE"
+    wheel = build_wheel(tmp_path / "dist", "counter", "1.0", "cp311-cp311-linux_x86_64",
+                        {"counter/__init__.py": b"", "counter/_ext.cpython-311-x86_64-linux-gnu.so": ext})
+    for flags in (("--hide-symbols",), ("--hide-symbols", "--hide-extension-symbols")):
+        proc, report = repair_json(*flags, "--lib-path", lib_dir, "-w", tmp_path / flags[-1].strip("-"), wheel)
+        assert proc.returncode == 0, proc.stderr
+        hiding = {h["member"].split("/")[0]: h for h in report["wheels"][0]["hidden"]}
+        assert hiding["counter.libs"]["kept"] == {
+            COUNTER_NAME: "defined in counter/_ext.cpython-311-x86_64-linux-gnu.so too (C++ vague linkage)"}
+        assert list(hiding["counter.libs"]["renamed"]) == ["_Z7foo_incv"]  # what the extension calls
+        if "--hide-extension-symbols" in flags:
+            assert hiding["counter"]["kept"][COUNTER_NAME].startswith("defined in counter.libs/libfoo-")
+        output = report["wheels"][0]["output"]
+        for member, elf in _elves(output).items():
+            assert COUNTER_NAME in elf.symtab.unique_export_names(), member
+        run = _install_and_call(tmp_path, output, f"venv-{len(flags)}", "counter._ext")
+        assert run.stdout.split() == ["2"], run.stderr
+
+
+def test_a_plain_duplicate_definition_binds_as_without_hiding(build, tmp_path):
+    """A C library and the extension both define shared_count and which() (GLOBAL, strong): the loader binds the
+    library's own uses to the extension's, first in the scope of its dlopen. --hide-symbols keeps that as it was
+    (one counter, the extension's which()), where hiding them in the library gave it copies of its own."""
+    lib_dir = tmp_path / "build"
+    lib_dir.mkdir()
+    lib = build.compile_c("int shared_count = 0;\nint which(void) { return 1; }\n"
+                          "void foo_inc(void) { shared_count++; }\nint foo_which(void) { return which(); }\n",
+                          "libdup.so.1", flags=("-Wl,-soname,libdup.so.1",))
+    shutil.copy(lib, lib_dir / "libdup.so.1")
+    prelude = "int shared_count = 0;\nint which(void) { return 2; }\nvoid foo_inc(void);\nint foo_which(void);\n"
+    ext = build.compile_c(extension_source("_ext", "    foo_inc();\n    foo_inc();\n"
+                                                   "    return shared_count * 10 + foo_which();", prelude=prelude),
+                          "dup_ext.so", libs=(lib,))
+    binds = {s.name: s.bind for s in summarize(lib.read_bytes(), "lib").exports()}
+    assert binds["shared_count"] == binds["which"] == "GLOBAL"
+    wheel = build_wheel(tmp_path / "dist", "dup", "1.0", "cp311-cp311-linux_x86_64",
+                        {"dup/__init__.py": b"", "dup/_ext.cpython-311-x86_64-linux-gnu.so": ext})
+    got = {}
+    for flags in ((), ("--hide-symbols",)):
+        proc, report = repair_json(*flags, "--lib-path", lib_dir, "-w", tmp_path / f"out{len(flags)}", wheel)
+        assert proc.returncode == 0, proc.stderr
+        if flags:
+            (hiding,) = report["wheels"][0]["hidden"]
+            assert hiding["kept"] == {name: "defined in dup/_ext.cpython-311-x86_64-linux-gnu.so too (a duplicate "
+                                            "definition)" for name in ("shared_count", "which")}
+            assert set(hiding["renamed"]) == {"foo_inc", "foo_which"}
+        run = _install_and_call(tmp_path, report["wheels"][0]["output"], f"venv{len(flags)}", "dup._ext")
+        got[flags] = run.stdout.split()
+        assert run.returncode == 0, run.stderr
+    assert got[()] == got[("--hide-symbols",)] == ["22"]  # two increments of one counter, and the extension's which()

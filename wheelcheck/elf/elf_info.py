@@ -55,6 +55,7 @@ _ONE_IF_SET = bytes([0]) + bytes([1]) * 255
 _EXPORT_BIND = bytes(1 if b >> 4 in _EXPORT_BIND_CODES else 0 for b in range(256))
 _EXPORT_VISIBILITY = bytes(1 if b & 3 in (0, 3) else 0 for b in range(256))  # DEFAULT, PROTECTED
 _UNIQUE_BIND = bytes(1 if b >> 4 == 10 else 0 for b in range(256))  # STB_GNU_UNIQUE
+_VAGUE_BIND = bytes(1 if b >> 4 in (2, 10) else 0 for b in range(256))  # STB_WEAK or STB_GNU_UNIQUE
 _UNDEFINED = bytes([1]) + bytes(255)  # the defined column (0/1) -> 1 where undefined
 _NOT_WEAK = bytes(0 if b >> 4 == 2 else 1 for b in range(256))  # st_info -> 0 for STB_WEAK
 
@@ -104,6 +105,18 @@ class SymbolTable:
         """Names of the exported STB_GNU_UNIQUE symbols, in table order."""
         return list(compress(self.names, mask_and(self.export_mask(), self.info.translate(_UNIQUE_BIND)))) \
             if self.names else []
+
+    def weak_export_names(self) -> list[str]:
+        """Names of the exported STB_WEAK and STB_GNU_UNIQUE symbols (C++ vague linkage), in table order."""
+        return list(compress(self.names, mask_and(self.export_mask(), self.info.translate(_VAGUE_BIND)))) \
+            if self.names else []
+
+    def export_versions(self) -> dict[str, frozenset[str | None]]:
+        """Exported name -> the versions it is defined in (None: unversioned, or the file's base version)."""
+        out: dict[str, set[str | None]] = {}
+        for i in self.export_indices():
+            out.setdefault(self.names[i], set()).add(self.version_names[self.version_index[i]][0])
+        return {name: frozenset(versions) for name, versions in out.items()}
 
     def undefined_mask(self) -> bytes:
         """1 per undefined symbol, 0 per defined one: a column to ``compress`` others with."""

@@ -10,6 +10,14 @@ Pure: from the summaries of a wheel's ELF files to one SymbolEdit per file.
 - So are names an ELF file of the wheel imports from a vendored library it does not link (an underlinked
   library: Debian's libmfhdfalt.so.0 uses libdfalt.so.0's names and relies on libgdal loading both). ld.so
   finds them among what the process loaded before; hidden there, or renamed there alone, they are found nowhere.
+- So are names another ELF file of the wheel defines too, whatever their binding: C++ vague linkage (the
+  static locals of inline functions, template static members, typeinfo, vtables: STB_WEAK or STB_GNU_UNIQUE in
+  every file that uses them) and plain duplicate definitions. The loader makes such copies one (one per process
+  for STB_GNU_UNIQUE, the first in scope otherwise); hidden in the library, or renamed there and not in the
+  other definers, each copy serves its own file (repair sweep M, W2: a header-only counter read 0, not 2).
+  Any two files of the wheel may share a load scope (RTLD_GLOBAL, a ctypes load, STB_GNU_UNIQUE), so any
+  other definer counts; typeinfo names (_ZTS*) too, whose bytes are their own name, so keeping them costs
+  nothing, while code that compares type_info::name() pointers needs one copy.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from fnmatch import fnmatchcase
 
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.elf.symbol_edit import SymbolEdit
+from wheelcheck.repair.hide_check import shared_definitions
 
 __all__ = ["HidingPlan", "LibraryHiding", "plan_hiding"]
 
@@ -68,6 +77,9 @@ def plan_hiding(
     for lib, users in unlinked.items():
         for name, importer in users.items():
             kept[lib][name] = f"imported by {importer}, which does not link this library (underlinked)"
+    for lib, names in _shared(by_path, targets, set().union(*exports.values())).items():
+        for name, reason in names.items():
+            kept[lib].setdefault(name, reason)
     for importer, bindings in provider.items():
         for name, lib in bindings.items():
             why = kept[lib].get(name) or _keep_reason(name, keep_patterns, strings)
@@ -93,9 +105,10 @@ def plan_hiding(
     for importer, mapping in importer_renames.items():
         previous = edits.get(importer, SymbolEdit())
         edits[importer] = SymbolEdit(previous.hide, {**previous.rename, **mapping})
-    for ext in extension_targets:
-        if ext in by_path and ext not in targets:
-            libraries.append(_hide_extension(by_path, ext, keep_patterns, strings, edits))
+    extensions = [ext for ext in extension_targets if ext in by_path and ext not in targets]
+    shared = _shared(by_path, extensions, set().union(*(by_path[ext].symtab.export_names() for ext in extensions)))
+    for ext in extensions:
+        libraries.append(_hide_extension(by_path, ext, keep_patterns, strings, edits, shared.get(ext, {})))
     return HidingPlan(tuple(libraries), edits)
 
 
@@ -128,6 +141,23 @@ def _providers(elves: dict[str, ElfInfo], targets: list[str],
     return out, unlinked
 
 
+def _shared(elves: dict[str, ElfInfo], paths: Iterable[str], names: set[str]) -> dict[str, dict[str, str]]:
+    """path -> {name: why it stays visible} for ``paths``' exports among ``names`` that another file of the
+    wheel defines too, as the same object (hide_check.shared_definitions)."""
+    out: dict[str, dict[str, str]] = {}
+    weak: dict[str, frozenset[str]] = {}
+    asked = set(paths)
+    for name, pairs in shared_definitions(elves.values(), names).items():
+        for path in asked.intersection(pairs):
+            other = pairs[path][0]
+            for p in (path, other):
+                if p not in weak:
+                    weak[p] = frozenset(elves[p].symtab.weak_export_names())
+            kind = "C++ vague linkage" if name in weak[path] or name in weak[other] else "a duplicate definition"
+            out.setdefault(path, {})[name] = f"defined in {other} too ({kind})"
+    return out
+
+
 def _load_order(elves: dict[str, ElfInfo], by_name: dict[str, str], root: str) -> list[str]:
     order, seen, queue = [], {root}, deque([root])
     while queue:
@@ -156,7 +186,7 @@ def _keep_reason(name: str, patterns: Mapping[str, str], strings: frozenset[str]
     return None
 
 
-def _hide_extension(elves, ext: str, patterns, strings, edits) -> LibraryHiding:
+def _hide_extension(elves, ext: str, patterns, strings, edits, shared: Mapping[str, str]) -> LibraryHiding:
     elf = elves[ext]
     names = set(elf.symtab.export_names())
     wanted_elsewhere = set().union(*(e.symtab.undefined_names() for p, e in elves.items() if p != ext))
@@ -166,6 +196,9 @@ def _hide_extension(elves, ext: str, patterns, strings, edits) -> LibraryHiding:
             continue
         if name in wanted_elsewhere:
             kept[name] = "imported by another ELF file of the wheel"
+            continue
+        if name in shared:
+            kept[name] = shared[name]
             continue
         why = _keep_reason(name, patterns, strings)
         if why:
