@@ -24,6 +24,7 @@ from wheelcheck.elf.rodata_strings import identifier_strings_of_file
 from wheelcheck.elf.symbol_edit import apply_symbol_edit
 from wheelcheck.errors import ElfFormatError, RepairError, SymbolEditError
 from wheelcheck.repair.graft_apply import summarize_contents
+from wheelcheck.repair.hide_check import check_hiding
 from wheelcheck.repair.hide_plan import HidingPlan, plan_hiding
 from wheelcheck.symbols.sonames import last_hash
 from wheelcheck.wheel.wheel_model import WheelModel
@@ -95,6 +96,7 @@ def hide_symbols(model: WheelModel, changes: Changes, reader: WheelReader, *, wo
             raise RepairError(member, f"cannot hide its symbols ({exc.problem})") from None
         changed[member] = scratch
     elves = tuple(summarize_contents(changed[e.path], e.path) if e.path in changed else e for e in model.elves)
+    check_hiding(model.elves, plan.edits, [e for e in elves if e.path in changed])  # the files as made, this time
     return Hidden(changed, replace(model, elves=elves), plan)
 
 

@@ -18,6 +18,7 @@ Pure: from the summaries of a wheel's ELF files to one SymbolEdit per file.
   Any two files of the wheel may share a load scope (RTLD_GLOBAL, a ctypes load, STB_GNU_UNIQUE), so any
   other definer counts; typeinfo names (_ZTS*) too, whose bytes are their own name, so keeping them costs
   nothing, while code that compares type_info::name() pointers needs one copy.
+The plan is checked before it is returned (repair.hide_check): no binding inside the wheel may break.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from fnmatch import fnmatchcase
 
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.elf.symbol_edit import SymbolEdit
-from wheelcheck.repair.hide_check import shared_definitions
+from wheelcheck.repair.hide_check import check_hiding, shared_definitions
 
 __all__ = ["HidingPlan", "LibraryHiding", "plan_hiding"]
 
@@ -109,6 +110,7 @@ def plan_hiding(
     shared = _shared(by_path, extensions, set().union(*(by_path[ext].symtab.export_names() for ext in extensions)))
     for ext in extensions:
         libraries.append(_hide_extension(by_path, ext, keep_patterns, strings, edits, shared.get(ext, {})))
+    check_hiding(by_path.values(), edits)
     return HidingPlan(tuple(libraries), edits)
 
 
