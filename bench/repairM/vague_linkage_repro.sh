@@ -2,7 +2,7 @@
 # Finding W2 of bench/repairM/REPORT.md: a header-only singleton (function-local static of an inline function,
 # STB_GNU_UNIQUE) defined both by the extension and by the vendored library is one object after auditwheel or
 # wheelcheck repair, and two after wheelcheck repair --hide-symbols (hidden in the library only): printed 2 2 0.
-# Fixed in 6a47357 (a name another file of the wheel defines too stays visible): prints 2 2 2.
+# Fixed in 241b68c (a name another file of the wheel defines too stays visible): prints 2 2 2.
 # Usage: sh vague_linkage_repro.sh WORKDIR   (needs g++, python3.11 headers, auditwheel and wheelcheck[hide])
 set -e
 . "$(cd "$(dirname "$0")" && pwd)/repro_common.sh"
