@@ -24,6 +24,7 @@ from tests.fixtures.repair_scenario import EXT_SUFFIX, python_tag
 from tests.fixtures.sources import ALPHA_TIMES, LIBALPHA_SRC, extension_source
 from tests.fixtures.wheels import build_wheel
 from tests.helpers import audit_one, auditwheel_show, by_rule, import_and_call, make_venv, pip_install, run_cli
+from wheelcheck.elf import summarize
 
 HOSTILE_TARGET = "../../../../etc/passwd"
 
@@ -293,3 +294,33 @@ def test_an_extension_in_a_wheel_tagged_for_every_platform_is_a_warning(build, t
     w = one(build_wheel(tmp_path / "both", "anyext", "1.0", "py3-none-any",
                         {f"pkg/{other}/anyext.so": arm, f"pkg/{platform.machine()}/anyext.so": native}))
     assert not by_rule(w, "extension-in-any-wheel") and by_rule(w, "wrong-architecture")
+
+
+ENGINE_USES_LIBC = "#include <string.h>\nint engine(const char *s) { return (int)strlen(s); }\n"
+
+
+def test_builds_for_the_other_libc_in_a_wheel_that_claims_no_platform_are_an_info(build, tmp_path):
+    """From sweep N: tigerbeetle 0.17.9's py3-none-any wheel ships its client library built by zig for glibc
+    (lib/x86_64-linux-gnu.2.27) and for musl (lib/x86_64-linux-musl), and loads the machine's own with ctypes;
+    pyarmor-cli-core-alpine 8.1.2's holds only musl builds. zig links a musl library against "libc.so" (no
+    libc.musl-x86_64.so.1), which glibc's loader cannot load (glibc's libc.so is a linker script) and musl's answers
+    with itself: those files are musl's. They were judged as glibc files needing an external libc.so (a warning,
+    and linux_x86_64 for the wheel)."""
+    musl = build.compile_c(ENGINE_USES_LIBC, "libengine.so", target="x86_64-linux-musl")
+    assert "libc.so" in summarize(musl.read_bytes(), "libengine.so").needed  # the bare name, as zig links musl
+    glibc = build.compile_c(ENGINE_USES_LIBC, "gnu/libengine.so", target="x86_64-linux-gnu.2.17")
+    w = one(build_wheel(tmp_path / "musl", "engine", "1.0", "py3-none-any", {"pkg/lib/x86_64-linux-musl/libengine.so": musl}))
+    assert w.libc == "musl" and w.deserved_tag == "musllinux_1_2_x86_64" and w.passed, w.findings
+    assert not w.external_libs and not by_rule(w, "external-library")
+    both = {"pkg/lib/x86_64-linux-gnu/libengine.so": glibc, "pkg/lib/x86_64-linux-musl/libengine.so": musl}
+    w = one(build_wheel(tmp_path / "both", "engine", "1.0", "py3-none-any", both))
+    assert w.passed and not w.external_libs and not by_rule(w, "external-library"), w.findings
+    (other,) = by_rule(w, "wrong-libc")
+    assert other.severity == "info" and other.file in both and "it is left out of the verdict" in other.message
+    judged = [f.path for f in w.files]
+    assert judged == [p for p in both if p != other.file]
+    # named for glibc, the musl build is still a file the wheel's platform cannot load: a warning, as before
+    w = one(build_wheel(tmp_path / "tagged", "engine", "1.0", "py3-none-manylinux_2_17_x86_64", both))
+    (other,) = by_rule(w, "wrong-libc")
+    assert w.passed and other.severity == "warning" and other.file == "pkg/lib/x86_64-linux-musl/libengine.so"
+    assert not by_rule(w, "external-library")

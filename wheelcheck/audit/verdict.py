@@ -14,7 +14,7 @@ from wheelcheck.audit.constraints import Constraint, collect_constraints
 from wheelcheck.audit.file_analyses import FileAnalysis, analyse_files
 from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.wheel.library_resolution import LIBPYTHON, resolve
-from wheelcheck.elf.elf_info import ElfInfo, is_dynamic_loader, libc_of_elf
+from wheelcheck.elf.elf_info import ElfInfo, is_dynamic_loader, libc_linked, libc_of_elf
 from wheelcheck.errors import UsageError
 from wheelcheck.policy.policy_model import Policy, PolicySet
 from wheelcheck.audit.findings import FileReport, Finding, WheelReport, reaches
@@ -200,7 +200,8 @@ def _wheel_libc(model: WheelModel) -> str:
             return "musl"
         if name.startswith("manylinux"):
             return "glibc"
-    found = [libc_of_elf(e) for e in model.elves]
+    # a bare "libc.so" is musl's (zig links musl so): glibc's loader cannot load it, glibc's libc.so being a script
+    found = [libc_linked(e) for e in model.elves]
     return "musl" if "musl" in found else "glibc"  # hermetic: no libc named anywhere means glibc
 
 
@@ -266,12 +267,14 @@ def _platform_elves(model: WheelModel, arch: str, libc: str, report: WheelReport
                 else "nothing to do if the package loads the build for the machine it runs on",
                 cause=f"is not an ELF file for {arch}; it is left out of the verdict"))
             continue
-        elf_libc = libc_of_elf(elf)
+        elf_libc = libc_linked(elf)
         if elf_libc is not None and elf_libc != libc:
+            # as for architectures: a wheel that claims no platform may carry a build per libc (tigerbeetle)
             report.findings.append(Finding(
-                "wrong-libc", "warning", elf.path,
+                "wrong-libc", "warning" if claims else "info", elf.path,
                 f"links {elf_libc} but the wheel is for {libc}; it is left out of the verdict",
-                "build every ELF file of the wheel against the same libc"))
+                "build every ELF file of the wheel against the same libc" if claims
+                else "nothing to do if the package loads the build for the libc it runs on"))
             continue
         out.append(elf)
     return out
