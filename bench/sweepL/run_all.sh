@@ -3,7 +3,7 @@
 cd /tmp/sweepL-run/empty && . /work/sweepL/.venv/bin/activate
 while :; do
   fetching=$(pgrep -f fetch_all.sh)
-  python /work/sweepL/bench/sweepL/run_one.py /tmp/sweepL-run/results.jsonl ~/.cache/wheelcheck-sweepL/*.whl
+  python /work/sweepL/bench/sweep_run_one.py /tmp/sweepL-run/results.jsonl ~/.cache/wheelcheck-sweepL/*.whl
   [ -z "$fetching" ] && break
   sleep 20
 done

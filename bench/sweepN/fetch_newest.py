@@ -5,7 +5,7 @@ usage: fetch_newest.py OUTDIR PROJECT SPEC [SPEC...]
 SPEC: alternatives separated by |, each LIBC:ARCH[:PYVERS], e.g. gnu:x86_64, musl:aarch64, gnu:x86_64:3.7.
 For each alternative, the interpreters 3.12, 3.13, 3.11 ... 3.6 (or PYVERS, comma-separated) are tried in
 that order with ABIs cpXY, abi3 and none; the first wheel found wins. Only wheels with a Linux platform tag, or
-`any` wheels (kept only if they hold an ELF file, checked later by run_one.py), are kept.
+`any` wheels (kept only if they hold an ELF file, checked later by sweep_run_one.py), are kept.
 Prints one line per spec: PROJECT SPEC FILE|KNOWN|DUP|BIG|PURE|NONE.
 """
 import shutil
@@ -60,7 +60,7 @@ def fetch(out, project, libc, arch, pyver):
         elif f.stat().st_size > 150 * 1024 * 1024:
             result = f"BIG {f.stat().st_size} " + f.name
         elif f.name.endswith("-none-any.whl") and pyver != "3.6":
-            shutil.move(str(f), out / f.name)   # may carry ELF files; run_one.py drops it otherwise
+            shutil.move(str(f), out / f.name)   # may carry ELF files; sweep_run_one.py drops it otherwise
             result = f.name
         else:
             shutil.move(str(f), out / f.name)

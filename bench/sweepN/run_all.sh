@@ -3,7 +3,7 @@
 cd /tmp/sweepN-run/empty && . /work/sweepN/.venv/bin/activate
 while :; do
   fetching=$(pgrep -f fetch_all.sh)
-  python /work/sweepN/bench/sweepN/run_one.py /tmp/sweepN-run/results.jsonl ~/.cache/wheelcheck-sweepN/*.whl
+  python /work/sweepN/bench/sweep_run_one.py /tmp/sweepN-run/results.jsonl ~/.cache/wheelcheck-sweepN/*.whl
   [ -z "$fetching" ] && break
   sleep 20
 done

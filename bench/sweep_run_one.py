@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Sweep N: for each wheel given, auditwheel first (bench/differential.py's auditwheel_answer, cached in
+"""A real-wheel sweep (L, N): for each wheel given, auditwheel first (bench/differential.py's auditwheel_answer, cached in
 corpus/auditwheel/), then `/usr/bin/time -f '%e %M' wheelcheck audit --format json`; appends one JSON line per
 wheel to the results file. A wheel without an ELF member is dropped (moved to DIR/no-elf/).
 
-usage: run_one.py RESULTS.jsonl WHEEL...   (run from an empty directory)
+usage: sweep_run_one.py RESULTS.jsonl WHEEL...   (run from an empty directory; /usr/bin/time writes beside RESULTS)
 """
 import json
 import subprocess
@@ -11,7 +11,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 from differential import auditwheel_answer  # noqa: E402
 
@@ -25,6 +25,7 @@ def has_elf(path):
     return False
 
 results = Path(sys.argv[1])
+timing = results.parent / "time.txt"
 done = set()
 if results.exists():
     done = {json.loads(line)["wheel"] for line in results.read_text().splitlines() if line.strip()}
@@ -38,9 +39,9 @@ for arg in sys.argv[2:]:
         print("no ELF:", wheel.name, flush=True)
         continue
     aw = auditwheel_answer(wheel.name, wheel.parent, refresh=True)
-    proc = subprocess.run(["/usr/bin/time", "-f", "%e %M", "-o", "/tmp/sweepN-run/time.txt", "wheelcheck", "audit",
+    proc = subprocess.run(["/usr/bin/time", "-f", "%e %M", "-o", str(timing), "wheelcheck", "audit",
                            "--format", "json", str(wheel)], capture_output=True, text=True)
-    secs, rss = Path("/tmp/sweepN-run/time.txt").read_text().split()[-2:]
+    secs, rss = timing.read_text().split()[-2:]
     try:
         report = json.loads(proc.stdout)
     except json.JSONDecodeError:
