@@ -18,44 +18,16 @@ import os
 import sys
 import time
 import zipfile
-import zlib
 from pathlib import Path
+
+from bench_audit import elf_members, inflate_floor, inflated_pieces
 
 from wheelcheck.audit.audit_options import AuditOptions
 from wheelcheck.audit.file_analyses import analyse_file
 from wheelcheck.audit.verdict import assess
-from wheelcheck.elf.elf_summary import is_elf, summarize
+from wheelcheck.elf.elf_summary import summarize
 from wheelcheck.wheel import _zlib
 from wheelcheck.wheel.scanner import scan_wheel
-
-
-def elf_members(wheel: Path) -> list[tuple[zipfile.ZipInfo, int]]:
-    """(member, offset of its data) of each member that starts with the ELF magic."""
-    out = []
-    with zipfile.ZipFile(wheel) as zf, open(wheel, "rb") as f:
-        for info in zf.infolist():
-            if info.file_size < 4 or info.is_dir():
-                continue
-            with zf.open(info) as m:
-                if not is_elf(m.read(4)):
-                    continue
-            f.seek(info.header_offset)
-            header = f.read(30)
-            out.append((info, info.header_offset + 30 + int.from_bytes(header[26:28], "little")
-                        + int.from_bytes(header[28:30], "little")))
-    return out
-
-
-def inflated(fd: int, info: zipfile.ZipInfo, start: int, inflater, keep: bool) -> bytes:
-    if info.compress_type == zipfile.ZIP_STORED:
-        return os.pread(fd, info.file_size, start) if keep else b""
-    d, at, end, parts = inflater.decompressobj(-15), start, start + info.compress_size, []
-    while at < end:
-        data = d.decompress(os.pread(fd, min(1 << 16, end - at), at))
-        at += 1 << 16
-        if keep:
-            parts.append(data)
-    return b"".join(parts) if keep else b""
 
 
 def timed(cpu: dict[str, float], label: str, call, *args):
@@ -70,15 +42,13 @@ def budget(wheel: Path) -> dict[str, float]:
     members = elf_members(wheel)
     cpu: dict[str, float] = dict.fromkeys(("inflate (zlib)", "inflate (zlib-ng)", "sha256", "crc32", "summarize",
                                            "analyse_file", "assess"), 0.0)
+    cpu["inflate (zlib)"] = inflate_floor(wheel, 1)[2]  # bench_audit.py's floors, measured the same way
+    cpu["inflate (zlib-ng)"] = inflate_floor(wheel, 1, _zlib.inflater)[2]
     with open(wheel, "rb", buffering=0) as f:
         fd = f.fileno()
-        for label, inflater in (("inflate (zlib)", zlib), ("inflate (zlib-ng)", _zlib.inflater)):
-            start = time.process_time()
-            for info, at in members:
-                inflated(fd, info, at, inflater, keep=False)
-            cpu[label] = time.process_time() - start
         for info, at in members:
-            data = inflated(fd, info, at, _zlib.inflater, keep=True)
+            data = b"".join(inflated_pieces(fd, info, at, _zlib.inflater)) \
+                if info.compress_type != zipfile.ZIP_STORED else os.pread(fd, info.file_size, at)
             timed(cpu, "sha256", hashlib.sha256, data)
             timed(cpu, "crc32", _zlib.crc32, data)
             summary = timed(cpu, "summarize", summarize, data, info.filename)
