@@ -6,11 +6,11 @@ the most compatible tag whose policy it meets, and is *required* to meet its bes
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from wheelcheck.data import load_table
+from wheelcheck.policy.policy_model import glibc_of_tag
 
 __all__ = ["Finding", "FileReport", "WheelReport", "AuditReport", "SEVERITIES", "SCHEMA_VERSION", "SCHEMA_MINOR", "reaches",
            "rule_why"]
@@ -19,7 +19,6 @@ SCHEMA_VERSION = 2  # bumped on a change that is not an addition
 SCHEMA_MINOR = 4  # bumped on each addition: 1 added the wheels' components (bill of materials), 2 the dlopen status
 # fallback, 3 the dlopen status no-loader, 4 required_met
 SEVERITIES = ("info", "warning", "error")
-_GLIBC_TAG = re.compile(r"manylinux_(\d+)_(\d+)_")
 
 
 def reaches(findings: "list[Finding]", fail_on: str = "error") -> bool:
@@ -120,10 +119,8 @@ class WheelReport:
     def meets_claim_between_rungs(self) -> bool:
         """Does it meet a required glibc tag older than the policy it deserves (a claim between two rungs:
         manylinux_2_25, deserving manylinux_2_26)?"""
-        wanted, given = _GLIBC_TAG.match(self.required_tag or ""), _GLIBC_TAG.match(self.deserved_tag or "")
-        if not self.required_met or wanted is None or given is None:
-            return False
-        return tuple(map(int, wanted.groups())) < tuple(map(int, given.groups()))
+        wanted, given = glibc_of_tag(self.required_tag or ""), glibc_of_tag(self.deserved_tag or "")
+        return bool(self.required_met) and wanted is not None and given is not None and wanted < given
 
     def groups(self) -> list:
         """The findings grouped by cause, most important first (audit/finding_groups.py)."""

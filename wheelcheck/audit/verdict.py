@@ -114,8 +114,8 @@ def _meets(target: Policy, verdict: Policy, constraints: list[Constraint]) -> bo
     """Does a wheel whose constraints make it deserve ``verdict`` meet ``target``? A target made for a claim between
     two rungs (manylinux_2_25) is met when every constraint allows it, though ``verdict`` is the next rung up; a
     wheel that deserves plain linux (none of its files is for its platform) meets no such claim."""
-    if target.made_for_claim:
-        return target.is_linux or not verdict.is_linux and all(c.allows(target) for c in constraints)
+    if target.made_for_claim:  # made from a manylinux or musllinux rung: never plain linux itself
+        return not verdict.is_linux and all(c.allows(target) for c in constraints)
     return verdict.meets(target)
 
 

@@ -11,11 +11,19 @@ from wheelcheck.errors import UsageError
 from wheelcheck.policy.versions import numeric
 from wheelcheck.wheel.wheel_model import LEGACY_ALIASES, split_platform
 
-__all__ = ["Policy", "PolicySet", "LINUX", "musl_libc_soname", "musl_answers_itself"]
+__all__ = ["Policy", "PolicySet", "LINUX", "musl_libc_soname", "musl_answers_itself", "glibc_of_tag"]
 
 _MUSL_ARCH = {"i686": "x86", "armv7l": "armv7"}
 _PEP600 = re.compile(r"manylinux_(\d+)_(\d+)")  # manylinux_2_30: runs on glibc 2.30 and later
 _PEP656 = re.compile(r"musllinux_(\d+)_(\d+)")
+
+
+def glibc_of_tag(tag: str) -> tuple[int, int] | None:
+    """(2, 30) for a PEP 600 tag or policy name (manylinux_2_30_x86_64, manylinux_2_30); None for any other."""
+    found = _PEP600.match(tag)
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
 # The needed names musl's loader answers with itself, without looking for a file: "lib" + one of these stems
 # + "." (ldso/dynlink.c, load_library's "reserved" list). A musl library built by a toolchain other than
 # Alpine's (zig, as maturin --zig uses; a cross gcc) needs "libc.so"; a glibc-minded build may need

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatch
 
-from wheelcheck.symbols.mangling import source_name_length
+from wheelcheck.symbols.mangling import MEMBER_QUALIFIERS, source_name_length
 from wheelcheck.symbols.sonames import unhashed
 from wheelcheck.data import load_table
 
@@ -25,8 +25,7 @@ __all__ = ["Family", "families", "count_prefix", "with_prefixes", "count_family"
 # The mangled forms that start a name inside a C++ namespace: its functions (with cv/ref qualifiers), the
 # statics local to them and their guard variables (_ZZN…, _ZGVZN…, same qualifiers), vtables, typeinfo, typeinfo
 # names, VTTs, guard variables, thread_local init functions and wrappers, and reference temporaries.
-_QUALIFIERS = tuple(cv + ref for cv in ("", "K", "V", "VK") for ref in ("", "R", "O"))
-_CXX_LEAD_INS = tuple(f"{start}N{q}" for start in ("_Z", "_ZZ", "_ZGVZ") for q in _QUALIFIERS) + (
+_CXX_LEAD_INS = tuple(f"{start}N{q}" for start in ("_Z", "_ZZ", "_ZGVZ") for q in MEMBER_QUALIFIERS) + (
     "_ZTVN", "_ZTIN", "_ZTSN", "_ZTTN", "_ZGVN", "_ZTHN", "_ZTWN", "_ZGRN")
 _HIGHEST = "\U0010ffff"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["has_new_abi", "has_old_abi", "abi_neutral", "lead", "short_name", "source_name_length", "OLD_HINT",
-           "STD_MEMBERS", "STD_STATICS", "LIBSTDCXX_PREFIXES"]
+           "MEMBER_QUALIFIERS", "STD_MEMBERS", "STD_STATICS", "LIBSTDCXX_PREFIXES"]
 
 # Types that became std::__cxx11::X with _GLIBCXX_USE_CXX11_ABI=1; in the old ABI they are std::X.
 _OLD_STD_TYPES = frozenset({"list", "_List_base", "basic_stringbuf", "basic_istringstream", "basic_ostringstream",
@@ -35,7 +35,8 @@ _OPERATORS = {
 _ASCII_DIGITS = frozenset("0123456789")
 # How a member of std:: starts under each cv- and ref-qualifier [V][K][R|O]: std::optional<int>::value() const & is
 # _ZNKRSt8optionalIiE5valueEv. And the statics local to std:: functions (_ZZNKSt...) with their guard variables.
-STD_MEMBERS = tuple(f"_ZN{cv}{ref}St" for cv in ("", "K", "V", "VK") for ref in ("", "R", "O"))
+MEMBER_QUALIFIERS = tuple(cv + ref for cv in ("", "K", "V", "VK") for ref in ("", "R", "O"))
+STD_MEMBERS = tuple(f"_ZN{q}St" for q in MEMBER_QUALIFIERS)
 STD_STATICS = tuple(f"{local}{member[2:]}" for local in ("_ZZ", "_ZGVZ") for member in STD_MEMBERS + ("_ZSt",))
 # How the names libstdc++ defines start: std:: members and functions, the old strings' (Ss, Sb) and streams' (Si,
 # So, Sd) abbreviations, std::'s typeinfo and vtables, __gnu_cxx:: and __cxxabiv1::
