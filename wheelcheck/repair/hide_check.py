@@ -45,6 +45,8 @@ def shared_definitions(elves: Iterable[ElfInfo], names: set[str]) -> dict[str, d
     that hiding cures (elf.linker_made).
     """
     names = {name for name in names if not names_own_file(name)}
+    if not names:  # (no --hide-extension-symbols: plan_hiding asks about no extension's names)
+        return {}
     found: dict[str, list[tuple[str, frozenset[str | None]]]] = {}
     for elf in elves:
         common = names.intersection(elf.symtab.export_names()).difference(elf.version_defs)
