@@ -8,9 +8,7 @@ is the next newer policy's: a wheel needing GLIBC_2.29 does meet manylinux_2_30,
 
 from __future__ import annotations
 
-import json
 import zipfile
-from pathlib import Path
 
 from elftools.elf.elffile import ELFFile
 from elftools.elf.gnuversions import GNUVerNeedSection
@@ -18,8 +16,8 @@ from elftools.elf.gnuversions import GNUVerNeedSection
 from tests.fixtures.sources import extension_source
 from tests.fixtures.wheels import build_wheel
 from tests.helpers import audit_json, audit_one as one, by_rule, repair_json, run_cli
+from wheelcheck.report.audit_json import audit_schema
 
-SCHEMA = Path(__file__).resolve().parents[1] / "wheelcheck" / "report" / "audit-schema.json"
 EXT = "pkg/ver.cpython-311-x86_64-linux-gnu.so"
 NEEDS_2_34 = ("#include <pthread.h>\nstatic void *run(void *a) { return a; }\n", "pthread_t t; "
               "if (pthread_create(&t, 0, run, 0)) return 1; pthread_join(t, 0); return 2;")
@@ -83,7 +81,7 @@ def test_a_met_claim_between_two_policies_is_told_as_met(build, tmp_path):
     ext = extension(build, NEEDS_2_29, libs=("m",))
     wheel = wheel_claiming(tmp_path, ext, "manylinux_2_30_x86_64")
     code, report = audit_json(wheel)
-    jsonschema.validate(report, json.loads(SCHEMA.read_text()))
+    jsonschema.validate(report, audit_schema())
     (w,) = report["wheels"]
     assert code == 0 and w["required_met"] is True and w["deserved_tag"] == "manylinux_2_31_x86_64"
     text = run_cli("audit", wheel).stdout
