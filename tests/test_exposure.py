@@ -35,6 +35,12 @@ def pyelftools_exports(path) -> list[tuple[str, str]]:
         return out
 
 
+def cxxfilt(names: list[str]) -> list[str]:
+    """c++filt's reading of each name, in order."""
+    return subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True,
+                          check=True).stdout.splitlines()
+
+
 def synthetic_library(tmp_path, kinds: dict[str, int]):
     asm = tmp_path / "exports.s"
     asm.write_text(synthetic_exports_asm(kinds))
@@ -62,8 +68,7 @@ def test_extension_exporting_a_vendored_namespace(build, tmp_path):
     hidden = build.compile_c(USES_VENDORED, "vendoring.so", cxx=True, libs=(archive,),
                              flags=("-Wl,--exclude-libs,ALL",))
     names = [n for n, _ in pyelftools_exports(leaky)]
-    readable = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True,
-                              check=True).stdout.splitlines()
+    readable = cxxfilt(names)
     # c++filt's reading: functions, vtables and typeinfo of google::protobuf
     protobuf = [n for n, r in zip(names, readable) if r.split(" for ")[-1].startswith("google::protobuf::")]
     assert len(protobuf) >= 5
@@ -175,7 +180,7 @@ extern "C" int qualified(void) {
 def test_std_members_with_ref_and_volatile_qualifiers_are_libstdcxx(build, tmp_path):
     lib = build.compile_c(_STD_QUALIFIED_SRC, "libqualified.so", cxx=True, flags=("-O0", "-std=c++17"))
     mangled = sorted(n for n, _ in pyelftools_exports(lib) if n.startswith("_Z"))
-    readable = subprocess.run(["c++filt"], input="\n".join(mangled), capture_output=True, text=True).stdout.split("\n")
+    readable = cxxfilt(mangled)
     assert all("std::" in r for r in readable)  # every C++ name it exports is libstdc++'s code
     qualified = [n for n, r in zip(mangled, readable) if r.endswith(("const &", "const &&", ") &", ") &&", "volatile"))]
     assert {n[:n.index("St")] for n in qualified} == {"_ZNKR", "_ZNKO", "_ZNR", "_ZNO", "_ZNVK"}, qualified
@@ -203,13 +208,14 @@ int use() { Arena a; volatile Arena va; return a.slot() + Arena().slot() + va.vs
 """
 
 
+@pytest.mark.skipif(shutil.which("c++filt") is None, reason="no c++filt (binutils) here")
 def test_a_namespaces_local_statics_guards_and_tls_functions_are_its_family(build, tmp_path):
     """A family counted only _ZN…/_ZZN…/_ZZNK… among the forms of a namespace's statics: the guard variable of a
     function's static (_ZGVZN…), the statics of a member qualified & / && / volatile (_ZZNKR…, _ZZNO…, _ZZNV…), a
     thread_local's init function (_ZTHN…) and a reference temporary (_ZGRN…) were left out."""
     lib = build.compile_c(_NAMESPACED_STATICS_SRC, "libns.so", cxx=True)
     mangled = sorted(n for n, _ in pyelftools_exports(lib) if n.startswith("_Z"))
-    readable = subprocess.run(["c++filt"], input="\n".join(mangled), capture_output=True, text=True).stdout.split("\n")
+    readable = cxxfilt(mangled)
     # c++filt's reading (binutils 2.40 leaves _ZGR… as it is: its nested name is the namespace's)
     ours = {n for n, r in zip(mangled, readable) if "google::protobuf::" in r or r == n and "N6google8protobuf" in n}
     assert {n[:n.index("6google")] for n in ours} >= {"_ZN", "_ZZN", "_ZGVZN", "_ZGVZNKR", "_ZZNKR", "_ZZNO", "_ZZNV",
