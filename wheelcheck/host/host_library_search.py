@@ -27,7 +27,7 @@ from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.wheel.library_resolution import Resolution
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.elf.elf_summary import summarize_file
-from wheelcheck.errors import BadElfError
+from wheelcheck.errors import BadElfError, RepairError
 from wheelcheck.host.search_paths import SearchPath
 
 __all__ = ["HostLibrary", "Located", "examine_library", "locate_libraries", "typical_elf"]
@@ -73,6 +73,8 @@ def locate_libraries(
     by_path = {e.path: e for e in model.elves}
     inside = {e.path.rsplit("/", 1)[-1] for e in model.elves} | {e.soname for e in model.elves if e.soname}
     roots = tuple(sorted(key for key in resolution.unresolved if not skip(key[1]) and key[1] not in inside))
+    for member, soname in roots:
+        _refuse_path(member, soname)
     skipped = {s for _, s in resolution.unresolved if skip(s)}
     queue: deque = deque()
     for member, soname in roots:
@@ -95,6 +97,8 @@ def locate_libraries(
             continue
         info = found.info
         needs = tuple(n for n in info.needed if not skip(n) and n not in inside)
+        for dep in needs:
+            _refuse_path(found.path, dep)
         skipped.update(n for n in info.needed if skip(n))
         found = HostLibrary(soname, found.path, found.realpath, found.sha256, info, needs)
         libraries[soname] = found
@@ -118,15 +122,24 @@ def _member_rpaths(elf: ElfInfo, resolution: Resolution, by_path: dict[str, ElfI
     return tuple(dict.fromkeys(chain))
 
 
+def _refuse_path(requester: str, soname: str) -> None:
+    if "/" in soname:
+        raise RepairError(requester, f"needs {soname!r}, a path: the loader opens such a name as it is, without "
+                                     "searching, so no library found on this host is the one it loads; "
+                                     "link the library by its soname")
+
+
 def _is_host_dir(entry: str) -> bool:
-    """An RPATH entry of a wheel member that names a host directory: a path without $ORIGIN or other tokens."""
-    return bool(entry) and not _TOKEN.search(entry)
+    """An RPATH entry of a wheel member that names a host directory: an absolute path without $ORIGIN or other
+    tokens. A relative entry is read against the current directory: never searched."""
+    return entry.startswith("/") and not _TOKEN.search(entry)
 
 
 def _expand(entry: str, origin: str) -> str:
-    """A host library's RPATH entry with $ORIGIN expanded; '' for entries with other tokens ($LIB, $PLATFORM)."""
+    """A host library's RPATH entry with $ORIGIN expanded; '' for entries with other tokens ($LIB, $PLATFORM)
+    and for relative ones."""
     expanded = _ORIGIN.sub(lambda _: origin, entry)  # a function: "\\" in a path is no escape
-    return "" if _TOKEN.search(expanded) or not expanded else posixpath.normpath(expanded)
+    return posixpath.normpath(expanded) if _is_host_dir(expanded) else ""
 
 
 def _search(soname: str, dirs: tuple[str, ...], like: ElfInfo, compatible, cache) -> HostLibrary | None:
@@ -146,9 +159,10 @@ def typical_elf(elves: list[ElfInfo]) -> ElfInfo:
 
 
 def examine_library(candidate: str, soname: str, like: ElfInfo, compatible=None) -> HostLibrary | None:
-    """``candidate`` summarised, if it is an ELF file of ``like``'s machine, class and byte order (and
-    ``compatible`` accepts it); None otherwise (missing, unreadable, a linker script, another machine)."""
-    if not os.path.isfile(candidate):
+    """``candidate`` summarised, if it is an ELF shared library of ``like``'s machine, class and byte order (and
+    ``compatible`` accepts it); None otherwise (missing, unreadable, a linker script, a program, another machine,
+    or a name that is a path)."""
+    if "/" in soname or not candidate.startswith("/") or not os.path.isfile(candidate):
         return None
     digest = hashlib.sha256()
     try:
@@ -156,6 +170,8 @@ def examine_library(candidate: str, soname: str, like: ElfInfo, compatible=None)
     except (OSError, BadElfError):
         return None  # unreadable, or not ELF (e.g. a linker script named like a library)
     if (info.machine, info.elf_class, info.endianness) != (like.machine, like.elf_class, like.endianness):
+        return None
+    if info.elf_type != "ET_DYN" or info.is_program:  # /usr/bin/python3 is ET_DYN too, as any PIE program
         return None
     if compatible is not None and not compatible(info):
         return None

@@ -24,7 +24,7 @@ def find_external_libraries(model: WheelModel, dirs: list[str]) -> dict[str, Elf
     wanted = [n for e in model.elves for n in e.needed if n not in inside]
     found: dict[str, ElfInfo] = {}
     seen = set()
-    dirs = [d for d in dirs if os.path.isdir(d)]
+    dirs = [os.path.abspath(d) for d in dirs if os.path.isdir(d)]
     while wanted:
         soname = wanted.pop()
         if soname in seen:

@@ -10,6 +10,11 @@ auditwheel's habits are kept: ``$AUDITWHEEL_LD_LIBRARY_PATH`` is searched where 
 (auditwheel's lddtree does the same), only ``$AUDITWHEEL_LD_LIBRARY_PATH``.
 
 musl's loader reads /etc/ld-musl-ARCH.path instead of ld.so.conf, and falls back to /lib:/usr/local/lib:/usr/lib.
+
+Every directory is absolute: a relative one given by the user (``--lib-path build/lib``) is taken against the
+current directory once, here; an empty entry of the environment's lists, which the loader reads as the current
+directory (usually by accident: ``$A:/opt/lib`` with ``A`` unset), is dropped, so what a repair copies into a
+wheel never depends on where it was started.
 """
 
 from __future__ import annotations
@@ -58,7 +63,7 @@ def host_search_path(libc: str, arch: str, *, lib_path: Iterable[str] = (), envi
     """
     env = split_search_list(environ.get("AUDITWHEEL_LD_LIBRARY_PATH", ""))
     if ldpaths is not None:
-        system = _existing(list(ldpaths))
+        system = _existing(_absolute(ldpaths))
     else:
         if libc == "musl":
             conf = _musl_path_file(root, arch)
@@ -66,7 +71,8 @@ def host_search_path(libc: str, arch: str, *, lib_path: Iterable[str] = (), envi
             conf = parse_ld_so_conf(_join(root, "/etc/ld.so.conf"), root=root)
         system = _existing(conf + trusted_dirs(libc, arch, root))
         env += split_search_list(environ.get("LD_LIBRARY_PATH", ""))
-    return SearchPath(lib_path=tuple(_dedupe(lib_path)), env=tuple(_dedupe(env)), system=tuple(system))
+    env = _absolute(e for e in env if e != ".")
+    return SearchPath(lib_path=tuple(_dedupe(_absolute(lib_path))), env=tuple(_dedupe(env)), system=tuple(system))
 
 
 def split_search_list(text: str) -> list[str]:
@@ -133,6 +139,10 @@ def _musl_path_file(root: str, arch: str) -> list[str]:
 
 def _join(root: str, path: str) -> str:
     return posixpath.normpath(posixpath.join(root, path.lstrip("/"))) if root not in ("", "/") else posixpath.normpath(path)
+
+
+def _absolute(dirs: Iterable[str]) -> list[str]:
+    return [os.path.abspath(d) for d in dirs]
 
 
 def _existing(dirs: list[str]) -> list[str]:

@@ -22,7 +22,8 @@ from wheelcheck.elf.elf_patch import ElfPatch, patch_file, strip_file
 from wheelcheck.elf.elf_summary import summarize_file, summarize_hashed
 from wheelcheck.errors import RepairError
 from wheelcheck.host.host_library_search import Located
-from wheelcheck.repair.graft_plan import RepairPlan, launcher
+from wheelcheck.repair.graft_plan import Graft, RepairPlan, launcher
+from wheelcheck.wheel.record import file_sha256
 from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.wheel.wheel_reader import WheelReader
 from wheelcheck.wheel.wheel_rebuild import Changes, Contents, NewMember
@@ -43,16 +44,16 @@ def apply_plan(plan: RepairPlan, reader: WheelReader, located: Located, workdir:
     jobs: list[tuple[str, tuple, ElfPatch, str]] = []
     for edit in plan.edits:
         jobs.append((edit.moved_to or edit.member, ("member", edit.member), edit.patch, edit.member))
-    for graft in plan.grafts:
-        if not graft.in_wheel:
-            jobs.append((graft.member, ("host", graft.realpath, graft.sha256), graft.patch, graft.source))
+    for graft in plan.grafts:  # one already in the wheel is made again, to be compared with it
+        jobs.append((_check_name(graft) if graft.in_wheel else graft.member, ("host", graft.realpath, graft.sha256),
+                     graft.patch, graft.source))
     edited = {edit.member for edit in plan.edits}
     extra = [m for m in strip or () if m not in edited]
     jobs += [(member, ("member", member), ElfPatch(), member) for member in extra]
     stripping: set[str] = set()
     if strip is not None:
         stripping = {edit.moved_to or edit.member for edit in plan.edits if edit.member in strip}
-        stripping |= {g.member for g in plan.grafts if not g.in_wheel} | set(extra)
+        stripping |= {_check_name(g) if g.in_wheel else g.member for g in plan.grafts} | set(extra)
     files = [Path(workdir) / f"patched-{i}.so" for i in range(len(jobs))]
 
     def run(job: tuple[tuple[str, tuple, ElfPatch, str], Path]) -> None:
@@ -72,6 +73,9 @@ def apply_plan(plan: RepairPlan, reader: WheelReader, located: Located, workdir:
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(jobs)))) as pool:
         list(pool.map(run, zip(jobs, files)))
     patched = {path: file for (path, _, _, _), file in zip(jobs, files)}
+    for graft in plan.grafts:
+        if graft.in_wheel:
+            _check_in_wheel(reader, graft, patched[_check_name(graft)])
     modes = {e.filename: (e.external_attr >> 16) & 0o7777 for e in reader.entries}
     replace: dict[str, Contents] = {member: patched[member] for member in extra}
     add: dict[str, NewMember] = {}
@@ -111,6 +115,24 @@ def summarize_contents(contents: Contents, member: str) -> ElfInfo:
         return summarize_file(str(contents), member, sha256=True)
     except OSError as exc:
         raise RepairError(member, f"cannot read the patched file ({exc.strerror or exc})") from None
+
+
+def _check_name(graft: Graft) -> str:
+    return f"\0{graft.member}"  # a key no member can have: a NUL in a name is refused on reading
+
+
+def _check_in_wheel(reader: WheelReader, graft: Graft, made: Path) -> None:
+    """A member already under a graft's name is taken as that graft only if it holds the very bytes the graft
+    would: its name promises the host library it names by hash, and the SBOM and the report will say so."""
+    digest = hashlib.sha256()
+    for piece in reader.pieces(graft.member):
+        digest.update(piece)
+    wanted = file_sha256(made)
+    if digest.hexdigest() != wanted:
+        raise RepairError(graft.member, f"is already in the wheel under the name a graft of {graft.source} takes, "
+                                        f"but holds other bytes (sha256 {digest.hexdigest()[:16]}…, the graft "
+                                        f"{wanted[:16]}…): refusing to vouch for it; repair the wheel as it was "
+                                        "built, or with the options of its first repair")
 
 
 def _copy_host(path: str, sha256: str, dest: Path) -> None:

@@ -10,6 +10,8 @@ Two differences, both so that a lookup answers where auditwheel's misses:
   ``-<digit>...-r<N>``, not at the first dash.
 
 Only this module reads the host's package databases. Each answer is cached per process (``lookup_cache_clear``).
+Only absolute paths are asked about, and each after ``--``: a path is never read as an option (rpm's
+``--pipe=CMD`` runs a shell command).
 """
 
 from __future__ import annotations
@@ -46,14 +48,14 @@ def os_packages_of(paths: Iterable[str]) -> dict[str, OsPackage | None]:
     paths = list(dict.fromkeys(paths))
     distro = os_release_id()
     if distro is not None:
-        _ask_dpkg_at_once([s for p in paths for s in path_spellings(p)], distro)
+        _ask_dpkg_at_once([s for p in paths if p.startswith("/") for s in path_spellings(p)], distro)
     return {p: _lookup(p, distro) for p in paths}
 
 
 @functools.lru_cache(maxsize=None)
 def _lookup(path: str, distro: str | None) -> OsPackage | None:
-    if distro is None:  # auditwheel names no package without a distribution to put in the purl
-        return None
+    if distro is None or not path.startswith("/"):  # auditwheel names no package without a distribution to
+        return None  # put in the purl
     for ask in (_dpkg, _rpm, _apk):
         for spelling in path_spellings(path):
             found = ask(spelling, distro)
@@ -120,7 +122,7 @@ def _ask_dpkg_at_once(spellings: list[str], distro: str) -> None:
     if not spellings:
         return
     dpkg = shutil.which("dpkg")
-    searched = _run([dpkg, "-S", *spellings], any_status=True) if dpkg else None  # status 1: some path is no one's
+    searched = _run([dpkg, "-S", "--", *spellings], any_status=True) if dpkg else None  # status 1: some path is no one's
     owners = {s: parse_dpkg_search(searched or "", s) for s in spellings}
     wanted = sorted({p for p in owners.values() if p})
     versions = _dpkg_versions(dpkg, wanted) if dpkg and wanted else {}
@@ -133,7 +135,7 @@ def _ask_dpkg_at_once(spellings: list[str], distro: str) -> None:
 def _dpkg_versions(dpkg: str, packages: list[str]) -> dict[str, str]:
     """Package (plain and arch-qualified, as dpkg -S names it) -> installed version, from one ``dpkg -s``."""
     versions: dict[str, str] = {}
-    for paragraph in (_run([dpkg, "-s", *packages], any_status=True) or "").split("\n\n"):
+    for paragraph in (_run([dpkg, "-s", "--", *packages], any_status=True) or "").split("\n\n"):
         fields = dict(_FIELD.findall(paragraph))
         if "Package" in fields and "Version" in fields:
             versions[fields["Package"]] = fields["Version"]
@@ -161,7 +163,7 @@ def _rpm(path: str, distro: str) -> OsPackage | None:
     rpm = shutil.which("rpm")
     if rpm is None:
         return None
-    return parse_rpm_query(_run([rpm, "-qf", "--queryformat", "%{NAME} %{VERSION} %{RELEASE} %{ARCH}", path]) or "",
+    return parse_rpm_query(_run([rpm, "-qf", "--queryformat", "%{NAME} %{VERSION} %{RELEASE} %{ARCH}", "--", path]) or "",
                            distro)
 
 
@@ -177,7 +179,7 @@ def _apk(path: str, distro: str) -> OsPackage | None:
     apk = shutil.which("apk")
     if apk is None:
         return None
-    return parse_apk_owner(_run([apk, "info", "--who-owns", path]) or "", distro)
+    return parse_apk_owner(_run([apk, "info", "--who-owns", "--", path]) or "", distro)
 
 
 def parse_apk_owner(output: str, distro: str) -> OsPackage | None:
