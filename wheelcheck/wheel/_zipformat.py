@@ -6,8 +6,8 @@ import struct
 
 __all__ = [
     "LOCAL", "CENTRAL", "EOCD", "EOCD64", "EOCD64_LOCATOR", "ZIP64_LIMIT", "ZIP64_COUNT_LIMIT",
-    "ZIP64_EXTRA_ID", "FLAG_ENCRYPTED", "FLAG_DATA_DESCRIPTOR", "FLAG_UTF8",
-    "dos_date_time", "strip_extra", "zip64_extra", "lzma_dictionary_size",
+    "ZIP64_EXTRA_ID", "UNICODE_PATH_EXTRA_ID", "FLAG_ENCRYPTED", "FLAG_DATA_DESCRIPTOR", "FLAG_UTF8",
+    "dos_date_time", "extra_blocks", "strip_extra", "zip64_extra", "lzma_dictionary_size",
 ]
 
 LOCAL = struct.Struct("<IHHHHHIIIHH")  # signature .. extra length (30 bytes)
@@ -24,6 +24,7 @@ EOCD64_LOCATOR_SIGNATURE = 0x07064B50
 ZIP64_LIMIT = 0xFFFFFFFF  # a size or offset at or above this goes in a zip64 extra field
 ZIP64_COUNT_LIMIT = 0xFFFF
 ZIP64_EXTRA_ID = 0x0001
+UNICODE_PATH_EXTRA_ID = 0x7075  # Info-ZIP's Unicode Path field: a second name, which some readers prefer
 ZIP64_VERSION = 45
 FLAG_ENCRYPTED = 0x0001
 FLAG_DATA_DESCRIPTOR = 0x0008
@@ -36,16 +37,21 @@ def dos_date_time(date_time: tuple[int, int, int, int, int, int]) -> tuple[int, 
     return (hour << 11) | (minute << 5) | (second // 2), ((year - 1980) << 9) | (month << 5) | day
 
 
-def strip_extra(extra: bytes, header_id: int = ZIP64_EXTRA_ID) -> bytes:
-    """``extra`` without the blocks of ``header_id`` (we write our own zip64 block when one is needed)."""
-    out, pos = bytearray(), 0
+def extra_blocks(extra: bytes) -> list[tuple[int, bytes]]:
+    """The (header id, data) blocks of an extra field, in order; a block cut short ends the list."""
+    blocks, pos = [], 0
     while pos + 4 <= len(extra):
         block_id, size = struct.unpack_from("<HH", extra, pos)
-        end = pos + 4 + size
-        if block_id != header_id:
-            out += extra[pos:end]
-        pos = end
-    return bytes(out)
+        blocks.append((block_id, extra[pos + 4:pos + 4 + size]))
+        pos += 4 + size
+    return blocks
+
+
+def strip_extra(extra: bytes, header_ids: tuple[int, ...] = (ZIP64_EXTRA_ID, UNICODE_PATH_EXTRA_ID)) -> bytes:
+    """``extra`` without the blocks of ``header_ids``: we write our own zip64 block when one is needed, and no
+    second name beside the one checked. A block cut short keeps what it holds, with its length made true."""
+    return b"".join(struct.pack("<HH", block_id, len(data)) + data
+                    for block_id, data in extra_blocks(extra) if block_id not in header_ids)
 
 
 def zip64_extra(*values: int) -> bytes:

@@ -13,7 +13,7 @@ from pathlib import Path
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from wheelcheck.errors import BadWheelError
-from wheelcheck.wheel._zipformat import FLAG_ENCRYPTED, lzma_dictionary_size
+from wheelcheck.wheel._zipformat import FLAG_ENCRYPTED, UNICODE_PATH_EXTRA_ID, extra_blocks, lzma_dictionary_size
 from wheelcheck.wheel.member_stream import MEMBER_ERRORS, MemberStream
 from wheelcheck.wheel.record import Record
 from wheelcheck.wheel import _zlib
@@ -191,9 +191,9 @@ def _checked_members(path: str, zf: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
     members = []
     for info in zf.infolist():
         name = info.filename
-        problem = _name_problem(name)
+        problem = _name_problem(info.orig_filename) or _second_name_problem(info)
         if problem:
-            raise BadWheelError(path, f"member {name!r}: {problem}")
+            raise BadWheelError(path, f"member {info.orig_filename!r}: {problem}")
         if name in seen:
             raise BadWheelError(path, f"member {name!r} appears twice")
         seen.add(name)
@@ -214,6 +214,20 @@ def _checked_members(path: str, zf: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
 
 def _is_link(info: zipfile.ZipInfo) -> bool:
     return info.create_system == 3 and stat.S_ISLNK(info.external_attr >> 16)
+
+
+def _second_name_problem(info: zipfile.ZipInfo) -> str | None:
+    """A name that differs from the header's: zipfile's own (cut at a NUL, or, on newer Pythons, taken from the
+    Unicode Path extra field) or the Unicode Path field's, which unzip and other readers prefer. The name
+    checked must be the name every reader sees, and the one a repair writes."""
+    if info.filename != info.orig_filename:
+        return f"the zip reader reads it as {info.filename!r}"
+    for block_id, data in extra_blocks(info.extra):
+        if block_id == UNICODE_PATH_EXTRA_ID:
+            unicode_name = data[5:].decode("utf-8", "replace")
+            if unicode_name != info.orig_filename:
+                return f"its Unicode Path extra field names it {unicode_name!r}"
+    return None
 
 
 def _name_problem(name: str) -> str | None:
