@@ -82,21 +82,26 @@ def _error_line(text: str) -> None:
     _console(stderr=True, highlight=False, soft_wrap=True).print(one_line(text), style="bold red", markup=False)
 
 
-def _write_output(text: str, output: Path | None) -> None:
-    """Write atomically: a temporary file renamed into place, so no half-written report is left. The file
-    gets the permissions of any new file (0644 under umask 022), not mkstemp's private 0600."""
+def _write_output(text: str | bytes, output: Path | None, what: str = "the report") -> None:
+    """Write atomically: a temporary file renamed into place, so no half-written report is left, and a symbolic
+    link at ``output`` is replaced, never followed. The file gets the permissions of any new file (0644 under
+    umask 022), not mkstemp's private 0600."""
     if output is None:
-        sys.stdout.write(text)
+        sys.stdout.write(text if isinstance(text, str) else text.decode("utf-8"))
         return
+    data = text.encode("utf-8") if isinstance(text, str) else text
     directory = output.parent if str(output.parent) else Path(".")
+    tmp = None
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{output.name}.", suffix=".tmp")
         os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
         os.replace(tmp, output)
     except OSError as exc:
-        _fail(f"{output}: cannot write the report ({exc.strerror or exc})")
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+        _fail(f"{output}: cannot write {what} ({exc.strerror or exc})")
 
 
 def _umask() -> int:
@@ -660,13 +665,8 @@ def abi_command(
     except WheelcheckError as exc:
         _fail(str(exc))
     text = json.dumps(manifest, separators=(",", ":")) + "\n"
-    if output is not None and output.name.endswith(".gz"):
-        try:
-            output.write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))
-        except OSError as exc:
-            _fail(f"{output}: cannot write the manifest ({exc.strerror or exc})")
-    else:
-        _write_output(text, output)
+    compressed = output is not None and output.name.endswith(".gz")
+    _write_output(gzip.compress(text.encode("utf-8"), mtime=0) if compressed else text, output, "the manifest")
     files = manifest["files"]
     _console(stderr=True, highlight=False, soft_wrap=True).print(
         f"{manifest['distribution']['name']} {manifest['distribution']['version']}: {len(files)} ELF files, "
