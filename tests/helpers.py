@@ -115,9 +115,11 @@ def by_rule(report, rule: str) -> list:
 
 
 def bundled_policy_with(path: Path, base: str = "manylinux_2_17", **fields) -> Path:
-    """A copy of bundled policy ``base`` with ``fields`` set, written to ``path``; returns ``path``."""
+    """A copy of bundled policy ``base`` with ``fields`` set, written to ``path``; returns ``path``. The copy is
+    named team_X_Y (manylinux_2_17 -> team_2_17), without aliases: a policy file takes no standard name."""
     doc = json.loads((ROOT / "policies" / f"{base}.json").read_text())
-    path.write_text(json.dumps({**doc, **fields}))
+    own = {"name": "team_" + base.split("_", 1)[1], "aliases": []}
+    path.write_text(json.dumps({**doc, **own, **fields}))
     return path
 
 

@@ -131,9 +131,11 @@ def test_action_inputs_reach_the_audit(installed, tmp_path):
     assert [w["filename"] for w in report["wheels"]] == ["mathmod-1.0-cp311-cp311-manylinux_2_17_x86_64.whl",
                                                         "puremod-1.0-py3-none-any.whl"]
     mathmod = report["wheels"][0]
-    # judged against the team policy only: the claimed manylinux_2_17 is not one of its tags, --plat is
+    # judged against the team policy only: --plat is one of its tags; the claimed manylinux_2_17 is not, and a
+    # claim nothing given can check fails rather than being dropped
     assert mathmod["deserved_tag"] == "team_2_31_x86_64" and mathmod["required_tag"] == "team_2_31_x86_64"
-    assert code == 0 and outputs["exit-code"] == "0" and outputs["sarif-file"] == ""
+    assert [f["rule"] for f in mathmod["findings"] if f["severity"] == "error"] == ["claim-without-policy"]
+    assert code == 1 and outputs["exit-code"] == "1" and outputs["sarif-file"] == ""
     summary = runner.summary.read_text()
     assert summary.startswith("earlier step's summary\n## wheelcheck audit")  # appended, not replaced
     # bad input: exit 2, and the summary says so
@@ -150,3 +152,17 @@ def test_action_inputs_are_documented():
     for step in action["runs"]["steps"]:
         used = {m.group(1) for v in (step.get("env") or {}).values() for m in EXPRESSION.finditer(str(v))}
         assert used <= {f"inputs.{n}" for n in action["inputs"]} | {"github.action_path"}
+
+
+def test_isolated_input_ignores_the_repositorys_settings(installed):
+    """A pull request's pyproject.toml is the repository's to change: with isolated, the gate ignores it."""
+    action, runner, step = installed
+    pyproject = runner.workspace / "pyproject.toml"
+    pyproject.write_text('[tool.wheelcheck]\npolicy-file = "lenient.json"\n')  # no such file: its error shows
+    try:
+        code, _, log = runner.run_step(step, with_defaults(action, {"summary": "false"}))
+        assert code == 2 and "lenient.json" in log
+        code, outputs, log = runner.run_step(step, with_defaults(action, {"summary": "false", "isolated": "true"}))
+        assert code == 1 and outputs["exit-code"] == "1" and "lenient.json" not in log, log
+    finally:
+        pyproject.unlink()

@@ -7,7 +7,6 @@ or vouches for a member already under a graft's name.
 """
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import zipfile

@@ -248,13 +248,13 @@ def test_policy_file_both_formats(build, tmp_path):
     ext = build.compile_c(math_extension_source("mathmod"), "mathmod.so", libs=("m",))
     wheel = build_wheel(tmp_path, "mathmod", "1.0", "cp311-cp311-linux_x86_64", {EXT.format("mathmod"): ext})
     ours = json.loads((run_cli("policy", "show", "manylinux_2_17").stdout))
-    team = dict(ours, name="manylinux_2_35", priority=57)
+    team = dict(ours, name="team_2_35", aliases=[], priority=57)
     team["symbol_versions"] = {"x86_64": dict(ours["symbol_versions"]["x86_64"])}
     team["symbol_versions"]["x86_64"]["GLIBC"] = ours["symbol_versions"]["x86_64"]["GLIBC"] + ["2.29"]
     path = tmp_path / "team.json"
     path.write_text(json.dumps(team))
     w, _ = one(wheel, policy_file=path)
-    assert w.deserved_tag == "manylinux_2_35_x86_64"
+    assert w.deserved_tag == "team_2_35_x86_64"
     import importlib.util
     from pathlib import Path
 
@@ -262,8 +262,13 @@ def test_policy_file_both_formats(build, tmp_path):
     if spec is None:
         pytest.skip("auditwheel not installed")
     aw = Path(spec.origin).parent / "policy" / "manylinux-policy.json"
-    w, _ = one(wheel, policy_file=aw)
-    assert w.deserved_tag == "manylinux_2_31_x86_64"
+    proc = run_cli("audit", "--policy-file", aw, wheel)  # its names are the standard ones: no file redefines them
+    assert proc.returncode == 2 and "'manylinux_2_5', a standard tag's name" in proc.stderr
+    renamed = tmp_path / "aw-renamed.json"
+    renamed.write_text(json.dumps([dict(p, name=p["name"].replace("manylinux", "aw"), aliases=[], libc="glibc")
+                                   for p in json.loads(aw.read_text())]))
+    w, _ = one(wheel, policy_file=renamed)
+    assert w.deserved_tag == "aw_2_31_x86_64"
 
 
 def test_policy_list_and_show():

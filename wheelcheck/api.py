@@ -16,7 +16,7 @@ from wheelcheck.audit.file_analyses import analyse_file
 from wheelcheck.audit.verdict import assess
 from wheelcheck.errors import UsageError, WheelcheckError
 from wheelcheck.wheel.parallel_wheels import map_wheels
-from wheelcheck.policy.policy_loader import load_policy_file
+from wheelcheck.policy.policy_loader import load_policy_file, refuse_standard_names
 from wheelcheck.policy.policy_model import PolicySet
 from wheelcheck.policy.registry import bundled_policies
 from wheelcheck.audit.findings import AuditReport, WheelReport
@@ -38,10 +38,16 @@ __all__ = ["abi_manifest", "audit", "audit_wheel", "audit_wheels", "compat", "co
 
 
 def load_policies(policy_file: str | Path | None = None) -> PolicySet:
-    """The bundled policies, or only those of ``policy_file`` when one is given."""
+    """The policies wheels are judged against: the bundled ones, or only those of ``policy_file``.
+
+    A file's policies take names of their own (a file that defines a standard name is refused), so a tag on the
+    command line or in a wheel's name never means what a file says; a wheel claiming a standard tag that the
+    file does not define fails with claim-without-policy rather than losing its claim."""
     if policy_file is None:
         return bundled_policies()
-    return PolicySet(load_policy_file(policy_file))
+    policies = load_policy_file(policy_file)
+    refuse_standard_names(policies, str(policy_file))
+    return PolicySet(policies)
 
 
 def expand_paths(paths: Iterable[str | Path]) -> list[Path]:

@@ -18,10 +18,12 @@ import typer
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from wheelcheck.policy import PolicySet
+
 from wheelcheck._version import __version__
 from wheelcheck.api import audit_wheels, load_policies
 from wheelcheck.audit.audit_options import AuditOptions
-from wheelcheck.config import Settings, find_pyproject, load_settings
+from wheelcheck.config import Settings, find_pyproject, load_settings, relaxations
 from wheelcheck.errors import WheelcheckError, one_line
 from wheelcheck.report.audit_json import render_audit_json
 from wheelcheck.report.audit_text import render_audit_text
@@ -125,13 +127,17 @@ def _print_lines(lines: list[Line], output: Path | None = None) -> None:
 
 CONFIG_HELP = ("Take defaults from [tool.wheelcheck] of this TOML file (default: the nearest pyproject.toml "
                "from the current directory upward).")
+ISOLATED_HELP = ("Ignore every configuration file (pyproject.toml, --config): only the defaults and the command line "
+                 "decide, as a gate that must not be relaxed by the repository it checks.")
 
 
-def _settings(config: Path | None, overrides: dict, command: str = "audit") -> Settings:
-    """Defaults < [tool.wheelcheck] of --config or the nearest pyproject.toml < (repair) $AUDITWHEEL_* < the
-    command line."""
+def _settings(config: Path | None, overrides: dict, command: str = "audit", isolated: bool = False) -> Settings:
+    """Defaults < [tool.wheelcheck] of --config or the nearest pyproject.toml (none with --isolated) < (repair)
+    $AUDITWHEEL_* < the command line."""
+    if isolated and config is not None:
+        _fail("--isolated ignores every configuration file: --config cannot be given with it")
     try:
-        pyproject = config if config is not None else find_pyproject(Path.cwd())
+        pyproject = None if isolated else config if config is not None else find_pyproject(Path.cwd())
         return load_settings(pyproject, overrides, command=command)
     except WheelcheckError as exc:
         _fail(str(exc))
@@ -183,6 +189,7 @@ def audit_command(
     verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="-v: every file of each group of findings, and the info findings (why the tag is not better); -vv: also per-file details and every symbol.")] = 0,
     cxx_abi: Annotated[Optional[CxxAbi], typer.Option("--cxx-abi", help="Require this libstdc++ string ABI (overrides the policy).")] = None,
     config: Annotated[Optional[Path], typer.Option("--config", help=CONFIG_HELP)] = None,
+    isolated: Annotated[bool, typer.Option("--isolated", help=ISOLATED_HELP)] = False,
     reports: Annotated[Optional[list[str]], typer.Option("--report", metavar="FORMAT:FILE", help="Also write the report in this format to this file (repeatable), e.g. sarif:results.sarif.")] = None,
     disable_isa_ext_check: Annotated[bool, typer.Option("--disable-isa-ext-check", help="Do not check the x86-64 ISA level (x86-64-v2 and above).")] = False,
 ) -> None:
@@ -193,7 +200,8 @@ def audit_command(
             _fail(f"--json and --format {fmt.value} ask for two formats: give one")
         fmt = AuditFormat.json
     settings = _settings(config, {"plat": plat, "policy-file": _str(policy_file), "exclude": exclude,
-                                  "lib-path": lib_path, "format": _value(fmt), "fail-on": _value(fail_on)})
+                                  "lib-path": lib_path, "format": _value(fmt), "fail-on": _value(fail_on)},
+                         isolated=isolated)
     fmt = AuditFormat(settings["format"])
     extra = [_report_target(spec) for spec in reports or ()]
     try:
@@ -205,6 +213,7 @@ def audit_command(
             report = audit_wheels(paths, options, progress)
     except WheelcheckError as exc:
         _fail(str(exc))
+    report.relaxed_by = relaxations(settings, report, options.policies.names())
     verbosity = -1 if quiet else verbose
     for extra_fmt, path in extra:
         _write_output(_rendered(report, extra_fmt, verbosity), path)
@@ -265,6 +274,7 @@ def repair_command(
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print only a line per wheel.")] = False,
     verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="Also print info findings, every file of each group, and what stays external.")] = 0,
     config: Annotated[Optional[Path], typer.Option("--config", help=CONFIG_HELP)] = None,
+    isolated: Annotated[bool, typer.Option("--isolated", help=ISOLATED_HELP)] = False,
 ) -> None:
     """Vendor external libraries into each wheel and retag it. Exit status: 0 all repaired (or unchanged), 1 a target is out of reach, 2 an error."""
     from wheelcheck.api import repair_wheels
@@ -276,7 +286,7 @@ def repair_command(
     _check_patcher(patcher)
     settings = _settings(config, {"plat": plat, "policy-file": _str(policy_file), "exclude": exclude,
                                   "lib-path": lib_path, "hide-symbols": hide_symbols,
-                                  "zip-compression-level": level}, command="repair")
+                                  "zip-compression-level": level}, command="repair", isolated=isolated)
     try:
         options = RepairOptions(policies=load_policies(settings["policy-file"]), out_dir=wheel_dir,
                                 plat=settings["plat"] or "auto", exclude=settings["exclude"],
@@ -361,6 +371,14 @@ def sbom_command(
     _write_output(text, output)
 
 
+def _authored_policies(policy_file: Path | None) -> PolicySet:
+    """The policies a policy command reads: the bundled ones, or a file's alone (which may be a draft of a
+    standard policy: only judging wheels refuses standard names from a file)."""
+    from wheelcheck.policy import PolicySet, bundled_policies, load_policy_file
+
+    return bundled_policies() if policy_file is None else PolicySet(load_policy_file(policy_file))
+
+
 @policy_app.command("list")
 def policy_list(
     policy_file: Annotated[Optional[Path], typer.Option(help="List the policies of this file instead.")] = None,
@@ -368,7 +386,7 @@ def policy_list(
 ) -> None:
     """List the policies, most compatible first."""
     try:
-        policies = list(load_policies(policy_file))
+        policies = list(_authored_policies(policy_file))
     except WheelcheckError as exc:
         _fail(str(exc))
     if fmt is Format.json:
@@ -389,7 +407,7 @@ def policy_show(
 ) -> None:
     """Print one policy as JSON."""
     try:
-        policies = load_policies(policy_file)
+        policies = _authored_policies(policy_file)
     except WheelcheckError as exc:
         _fail(str(exc))
     policy = policies.find(name)
@@ -509,13 +527,15 @@ def show_command(
 @app.command("config")
 def config_command(
     config: Annotated[Optional[Path], typer.Option("--config", help=CONFIG_HELP)] = None,
+    isolated: Annotated[bool, typer.Option("--isolated", help=ISOLATED_HELP)] = False,
     fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
 ) -> None:
     """Print the settings that apply. Each says where it comes from: default, a pyproject.toml, or (for repair) auditwheel's environment variables."""
     from wheelcheck.config import ENVIRONMENT, SETTINGS
 
-    pyproject = config if config is not None else find_pyproject(Path.cwd())
-    audit_view, repair_view = _settings(config, {}), _settings(config, {}, command="repair")
+    pyproject = None if isolated else config if config is not None else find_pyproject(Path.cwd())
+    audit_view = _settings(config, {}, isolated=isolated)
+    repair_view = _settings(config, {}, command="repair", isolated=isolated)
     environment = {name: os.environ.get(name) for name in ENVIRONMENT}
     if fmt is Format.json:
         def view(settings: Settings) -> dict:
@@ -524,7 +544,7 @@ def config_command(
         typer.echo(json.dumps({"pyproject": str(pyproject) if pyproject else None, "settings": view(audit_view),
                                "repair": view(repair_view), "environment": environment}, indent=2))
         return
-    typer.echo(f"[tool.wheelcheck] of {pyproject}" if pyproject
+    typer.echo(f"[tool.wheelcheck] of {pyproject}" if pyproject else "--isolated: defaults only" if isolated
                else f"no pyproject.toml in {Path.cwd()} or above: defaults only")
     rows = []
     for key in SETTINGS:

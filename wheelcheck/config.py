@@ -10,16 +10,18 @@ Each effective setting remembers where it came from (default, pyproject.toml, $V
 
 from __future__ import annotations
 
+import json
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from wheelcheck.audit.findings import AuditReport, Relaxation
 from wheelcheck.errors import UsageError
 
-__all__ = ["ENVIRONMENT", "SETTINGS", "Setting", "Settings", "find_pyproject", "load_settings"]
+__all__ = ["ENVIRONMENT", "SETTINGS", "Setting", "Settings", "find_pyproject", "load_settings", "relaxations"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,27 @@ class Settings:
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
+
+
+def relaxations(settings: Settings, report: AuditReport, policy_names: Iterable[str]) -> list[Relaxation]:
+    """The settings of this audit that are more lenient than the defaults, each with its source and what it did
+    here: a repository's pyproject.toml is its contributors' to change, so a gate says when it was relaxed."""
+    out = []
+    if settings["exclude"]:
+        excluded = sorted({f.subject or "?" for w in report.wheels for f in w.findings if f.rule == "excluded-library"})
+        effect = (f"{len(excluded)} needed librar{'y' if len(excluded) == 1 else 'ies'} taken as provided, "
+                  f"not judged ({_listed(excluded)})" if excluded else "no needed library matched")
+        out.append(Relaxation("exclude", json.dumps(settings["exclude"]), settings.sources["exclude"], effect))
+    if settings["policy-file"]:
+        out.append(Relaxation("policy-file", json.dumps(settings["policy-file"]), settings.sources["policy-file"],
+                              f"wheels judged against its policies ({_listed(sorted(policy_names))}) instead of "
+                              "the bundled ones"))
+    return out
+
+
+def _listed(names: list[str], shown: int = 5) -> str:
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
 def find_pyproject(start: Path) -> Path | None:

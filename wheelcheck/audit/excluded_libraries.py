@@ -29,4 +29,4 @@ def check_excluded(context: CheckContext) -> Iterator[Finding]:
             f"needs {soname}, which the wheel does not provide: excluded ({pattern!r}), so it is taken as "
             "provided by the system or another distribution and does not limit the tag",
             "make sure every machine that installs the wheel has it: declare the distribution that ships it "
-            "in Requires-Dist, or document the system package")
+            "in Requires-Dist, or document the system package", subject=soname)

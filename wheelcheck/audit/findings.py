@@ -12,12 +12,12 @@ from typing import Any
 from wheelcheck.data import load_table
 from wheelcheck.policy.policy_model import glibc_of_tag
 
-__all__ = ["Finding", "FileReport", "WheelReport", "AuditReport", "SEVERITIES", "SCHEMA_VERSION", "SCHEMA_MINOR", "reaches",
-           "rule_why"]
+__all__ = ["Finding", "FileReport", "WheelReport", "AuditReport", "Relaxation", "SEVERITIES", "SCHEMA_VERSION",
+           "SCHEMA_MINOR", "reaches", "rule_why"]
 
 SCHEMA_VERSION = 2  # bumped on a change that is not an addition
-SCHEMA_MINOR = 4  # bumped on each addition: 1 added the wheels' components (bill of materials), 2 the dlopen status
-# fallback, 3 the dlopen status no-loader, 4 required_met
+SCHEMA_MINOR = 5  # bumped on each addition: 1 added the wheels' components (bill of materials), 2 the dlopen status
+# fallback, 3 the dlopen status no-loader, 4 required_met, 5 relaxed_by
 SEVERITIES = ("info", "warning", "error")
 
 
@@ -145,10 +145,27 @@ class WheelReport:
         return out
 
 
+@dataclass(frozen=True)
+class Relaxation:
+    """A setting that made the gate more lenient than its defaults, where it came from and what it did."""
+
+    setting: str  # exclude, policy-file
+    value: str  # as given, shown as TOML would write it
+    source: str  # the file it came from, or "command line"
+    effect: str  # what it changed in this run: "2 needed libraries taken as provided (libfoo.so.1, ...)"
+
+    def to_dict(self) -> dict[str, str]:
+        return {"setting": self.setting, "value": self.value, "source": self.source, "effect": self.effect}
+
+    def describe(self) -> str:
+        return f"{self.setting} = {self.value} from {self.source}: {self.effect}"
+
+
 @dataclass
 class AuditReport:
     wheels: list[WheelReport]
     fail_on: str = "error"  # the lowest finding severity that made a wheel fail (its ``passed``)
+    relaxed_by: list[Relaxation] = field(default_factory=list)  # settings more lenient than the defaults
 
     @property
     def exit_code(self) -> int:
@@ -165,5 +182,6 @@ class AuditReport:
             "schema_minor": SCHEMA_MINOR,
             "tool": {"name": "wheelcheck", "version": __version__},
             "fail_on": self.fail_on,
+            "relaxed_by": [r.to_dict() for r in self.relaxed_by],
             "wheels": [w.to_dict() for w in self.wheels],
         }

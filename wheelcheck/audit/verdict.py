@@ -16,7 +16,7 @@ from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.wheel.library_resolution import LIBPYTHON, resolve
 from wheelcheck.elf.elf_info import ElfInfo, is_dynamic_loader, libc_linked, libc_of_elf
 from wheelcheck.errors import UsageError
-from wheelcheck.policy.policy_model import Policy, PolicySet
+from wheelcheck.policy.policy_model import Policy, PolicySet, glibc_of_tag
 from wheelcheck.audit.findings import FileReport, Finding, WheelReport, reaches
 
 __all__ = ["Judgement", "assess", "judge", "libc_of_elf", "wheel_platform", "apply_rule_settings"]
@@ -79,6 +79,7 @@ def assess(model: WheelModel, options: AuditOptions) -> Judgement:
     report.required_met = None if target is None else _meets(target, verdict, constraints)
     report.findings += _explain(constraints, policies, verdict, target, arch)
     report.findings += _plat_not_applied(options, asked, libc)
+    report.findings += _unchecked_claims(model, options.policies, verdict, arch, libc)
     if libc == "musl" and not verdict.is_linux:
         report.findings.append(Finding(
             "musl-version", "info", None,
@@ -173,6 +174,28 @@ def _plat_not_applied(options: AuditOptions, asked: Policy | None, libc: str) ->
                     f"--plat {options.plat} is a {other.libc if other else 'different'} policy and this wheel "
                     f"is for {libc}: it is held to the tags it claims",
                     "name this wheel's policy too, or audit the glibc and musl wheels separately")]
+
+
+def _unchecked_claims(model: WheelModel, policies: PolicySet, verdict: Policy, arch: str,
+                      libc: str) -> list[Finding]:
+    """A tag the wheel claims for its platform that no policy given stands for (manylinux1 on aarch64, a glibc
+    newer than every policy's): nothing checks its promise, so it is an error rather than a claim dropped. A
+    verdict of a glibc policy implies every newer manylinux_X_Y tag, and passes it."""
+    findings = []
+    for name, tag_arch in sorted(set(model.linux_platforms)):
+        other_libc = name.startswith("musllinux") != (libc == "musl")  # told by wrong-libc already
+        if tag_arch != arch or name == "linux" or other_libc or policies.claimed(name, arch, libc) is not None:
+            continue
+        claimed, deserved = glibc_of_tag(name), glibc_of_tag(verdict.name)
+        if claimed and deserved and deserved <= claimed:
+            continue
+        findings.append(Finding(
+            "claim-without-policy", "error", None,
+            f"claims {name}_{arch}, which no policy given defines for {arch} {libc}: nothing checks what the tag "
+            f"promises",
+            f"name the wheel for a tag these policies define (it deserves {_tag(verdict, arch)})",
+            cause=f"claims {name}_{arch}, which no policy defines"))
+    return findings
 
 
 def wheel_platform(model: WheelModel) -> tuple[str, str]:

@@ -13,7 +13,7 @@ from wheelcheck.policy.extends import Entry, ParentLookup, resolve_extends
 from wheelcheck.policy.policy_model import Policy
 
 __all__ = ["load_policy_file", "policy_from_dict", "parse_policy_json", "read_entries", "bundled_parent",
-           "policy_by_reference"]
+           "policy_by_reference", "refuse_standard_names", "is_standard_name"]
 
 _NAME = re.compile(r"^(manylinux|musllinux)_(\d+)_(\d+)$")
 _LEGACY_LIBC = {"manylinux1": "2.5", "manylinux2010": "2.12", "manylinux2014": "2.17"}
@@ -33,6 +33,22 @@ def parse_policy_json(text: str, origin: str, outside: ParentLookup | None = Non
     """The policies of one file, ``extends`` resolved against the file and ``outside`` (default: bundled)."""
     entries = resolve_extends(read_entries(text, origin), outside or bundled_parent)
     return [policy_from_dict(doc, origin) for doc, origin in entries]
+
+
+def is_standard_name(name: str) -> bool:
+    """A name PEP 513/571/599/600/656 gives a meaning (manylinux_2_17, manylinux2014, musllinux_1_2), or linux."""
+    return bool(_NAME.match(name)) or name in _LEGACY_LIBC or name == "linux"
+
+
+def refuse_standard_names(policies: list[Policy], origin: str) -> None:
+    """PolicyError naming the first policy of a user's file that takes a standard name or alias: judged by it, a
+    wheel's tag or ``--plat manylinux_2_17`` would mean what the file says, not what the PEP says."""
+    for policy in policies:
+        for name in (policy.name, *policy.aliases):
+            if is_standard_name(name):
+                raise PolicyError(origin, f"defines a policy named {name!r}, a standard tag's name: a policy file "
+                                          f"adds policies under names of its own (team_{name.split('_', 1)[-1]}, "
+                                          f"with \"extends\": \"{name}\"), and never redefines a standard one")
 
 
 def read_entries(text: str, origin: str) -> list[Entry]:

@@ -30,6 +30,9 @@ def render_audit_markdown(report: AuditReport) -> str:
         counts = summarize(w).severities
         lines.append(f"| `{w.filename}` | {_ICON[w.passed]} {'pass' if w.passed else 'fail'} | {deserved} | "
                      f"{required} | {counts['error']} | {counts['warning']} | {counts['info']} |")
+    if report.relaxed_by:  # said before the details: a relaxed gate is read as such
+        lines += ["", "**Relaxed by settings:**", ""]
+        lines += [f"- {_prose(r.describe())}" for r in report.relaxed_by]
     for w in report.wheels:
         lines.extend(_wheel_section(w, report.fail_on == "info"))
     return "\n".join(lines) + "\n"

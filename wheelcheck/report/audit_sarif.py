@@ -59,7 +59,8 @@ def sarif_log(report: AuditReport, *, base: Path | None = None) -> dict:
                             "rules": [_rule(r) for r in rules]}},
         "invocations": [invocation],
         "results": results,
-        "properties": {"wheels": [_wheel_summary(w) for w in report.wheels]},
+        "properties": {"wheels": [_wheel_summary(w) for w in report.wheels],
+                       "relaxedBy": [r.to_dict() for r in report.relaxed_by]},
     }
     return {"$schema": SARIF_SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 

@@ -27,6 +27,8 @@ def render_audit_text(report: AuditReport, *, verbosity: int = 0) -> list[Line]:
             lines += _wheel_body(wheel, verbosity, report.fail_on)
     if len(report.wheels) > 1 and verbosity >= 0:
         lines += _table(report)
+    # even with -q: a gate relaxed by a setting says so wherever its verdict is read
+    lines += [Line(f"relaxed by settings: {r.describe()}", "yellow") for r in report.relaxed_by]
     return lines
 
 
