@@ -106,3 +106,14 @@ def test_a_claim_newer_than_every_policy_fails_unless_the_verdict_implies_it(bui
     proc = run_cli("audit", "--format", "json", fine)
     wheel = json.loads(proc.stdout)["wheels"][0]
     assert proc.returncode == 0 and "claim-without-policy" not in [f["rule"] for f in wheel["findings"]]
+
+
+def test_repair_names_an_exclude_from_pyproject(needs_libx, tmp_path):
+    """The repaired wheel leaves libx.so.1 outside because the repository said so: the report says who."""
+    project = _project(tmp_path, 'exclude = ["libx.*"]')
+    proc = run_cli("repair", "--format", "json", "-w", tmp_path / "out", needs_libx, cwd=project)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (relaxed,) = json.loads(proc.stdout)["relaxed_by"]
+    assert relaxed["source"] == str(project / "pyproject.toml") and "libx.so.1" in relaxed["effect"]
+    proc = run_cli("repair", "-q", "-w", tmp_path / "out2", needs_libx, cwd=project)
+    assert any(line.startswith('relaxed by settings: exclude = ["libx.*"]') for line in proc.stdout.splitlines())

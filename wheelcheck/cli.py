@@ -213,7 +213,8 @@ def audit_command(
             report = audit_wheels(paths, options, progress)
     except WheelcheckError as exc:
         _fail(str(exc))
-    report.relaxed_by = relaxations(settings, report, options.policies.names())
+    excluded = (f.subject or "" for w in report.wheels for f in w.findings if f.rule == "excluded-library")
+    report.relaxed_by = relaxations(settings, excluded, options.policies.names())
     verbosity = -1 if quiet else verbose
     for extra_fmt, path in extra:
         _write_output(_rendered(report, extra_fmt, verbosity), path)
@@ -310,6 +311,8 @@ def repair_command(
         raise typer.Exit(130)
     finally:
         signal.signal(signal.SIGTERM, previous)
+    excluded = (soname for w in report.wheels for soname, why in w.kept_external.items() if why.startswith("excluded"))
+    report.relaxed_by = relaxations(settings, excluded, options.policies.names())
     if fmt is Format.json:
         sys.stdout.write(render_repair_json(report))
     else:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wheelcheck.audit.findings import AuditReport, Relaxation
+from wheelcheck.audit.findings import Relaxation
 from wheelcheck.errors import UsageError
 
 __all__ = ["ENVIRONMENT", "SETTINGS", "Setting", "Settings", "find_pyproject", "load_settings", "relaxations"]
@@ -68,14 +68,15 @@ class Settings:
         return self.values[key]
 
 
-def relaxations(settings: Settings, report: AuditReport, policy_names: Iterable[str]) -> list[Relaxation]:
-    """The settings of this audit that are more lenient than the defaults, each with its source and what it did
-    here: a repository's pyproject.toml is its contributors' to change, so a gate says when it was relaxed."""
+def relaxations(settings: Settings, excluded: Iterable[str], policy_names: Iterable[str]) -> list[Relaxation]:
+    """The settings of a run that are more lenient than the defaults, each with its source and what it did there
+    (``excluded``: the needed libraries ``exclude`` let through): a repository's pyproject.toml is its
+    contributors' to change, so a gate says when it was relaxed."""
     out = []
     if settings["exclude"]:
-        excluded = sorted({f.subject or "?" for w in report.wheels for f in w.findings if f.rule == "excluded-library"})
-        effect = (f"{len(excluded)} needed librar{'y' if len(excluded) == 1 else 'ies'} taken as provided, "
-                  f"not judged ({_listed(excluded)})" if excluded else "no needed library matched")
+        names = sorted(set(excluded))
+        effect = (f"{len(names)} needed librar{'y' if len(names) == 1 else 'ies'} taken as provided, not judged "
+                  f"({_listed(names)})" if names else "no needed library matched")
         out.append(Relaxation("exclude", json.dumps(settings["exclude"]), settings.sources["exclude"], effect))
     if settings["policy-file"]:
         out.append(Relaxation("policy-file", json.dumps(settings["policy-file"]), settings.sources["policy-file"],

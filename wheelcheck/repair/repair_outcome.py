@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from wheelcheck.audit.findings import Finding
+from wheelcheck.audit.findings import Finding, Relaxation
 
 __all__ = ["GraftedLibrary", "HiddenSymbols", "PatchedFile", "RepairOutcome", "RepairReport", "STATUSES",
            "REPAIR_SCHEMA_VERSION", "REPAIR_SCHEMA_MINOR"]
 
 REPAIR_SCHEMA_VERSION = 2  # bumped on a change that is not an addition
-REPAIR_SCHEMA_MINOR = 1  # bumped on each addition: 1 added sbom
+REPAIR_SCHEMA_MINOR = 2  # bumped on each addition: 1 added sbom, 2 relaxed_by
 
 # repaired: written; failed: the wheel cannot meet the target (nothing written); pure: no ELF file,
 # nothing to repair (nothing written); copied: a pure wheel copied unchanged (--allow-pure-python-wheel);
@@ -92,6 +92,7 @@ class RepairOutcome:
 @dataclass
 class RepairReport:
     wheels: list[RepairOutcome]
+    relaxed_by: list[Relaxation] = field(default_factory=list)  # settings more lenient than the defaults
 
     @property
     def exit_code(self) -> int:
@@ -108,5 +109,6 @@ class RepairReport:
             "schema_minor": REPAIR_SCHEMA_MINOR,
             "tool": {"name": "wheelcheck", "version": __version__},
             "command": "repair",
+            "relaxed_by": [r.to_dict() for r in self.relaxed_by],
             "wheels": [w.to_dict() for w in self.wheels],
         }

@@ -22,6 +22,8 @@ def render_repair_text(report: RepairReport, *, verbosity: int = 0) -> list[Line
         lines.append(_headline(wheel))
         if verbosity >= 0 and wheel.status not in ("pure", "copied"):
             lines += _body(wheel, verbosity)
+    # even with -q: a repair relaxed by a setting says so wherever its outcome is read
+    lines += [Line(f"relaxed by settings: {r.describe()}", "yellow") for r in report.relaxed_by]
     return lines
 
 
