@@ -19,6 +19,7 @@ from tests.helpers import ROOT, run_cli
 from wheelcheck.cli import app
 
 SAMPLE = ROOT / "samples" / "demo_ext-1.0-cp311-cp311-linux_x86_64.whl"
+TAGGED = ROOT / "samples" / "demo_ext-1.0-cp311-cp311-manylinux_2_31_x86_64.whl"  # the tag it deserves: passes
 
 
 def _commands(group, path: tuple[str, ...] = ()):
@@ -95,7 +96,7 @@ def test_repair_says_unchanged_when_nothing_changed(tmp_path):
 @pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o027, 0o640)])
 def test_report_files_get_the_usual_permissions(tmp_path, umask, mode):
     outputs = [tmp_path / "report.txt", tmp_path / "report.json", tmp_path / "report.sarif"]
-    runs = [["audit", SAMPLE, "--output", outputs[0], "--report", f"json:{outputs[1]}",
+    runs = [["audit", TAGGED, "--output", outputs[0], "--report", f"json:{outputs[1]}",
              "--report", f"sarif:{outputs[2]}"],
             ["conflicts", SAMPLE, "--format", "json", "--output", tmp_path / "conflicts.json"]]
     for args in runs:
@@ -104,7 +105,7 @@ def test_report_files_get_the_usual_permissions(tmp_path, umask, mode):
         assert proc.returncode == 0, proc.stderr
     for path in [*outputs, tmp_path / "conflicts.json"]:
         assert stat.S_IMODE(path.stat().st_mode) == mode, path
-    assert outputs[0].read_text().startswith(f"{SAMPLE.name}: PASS deserves manylinux_2_31_x86_64")
+    assert outputs[0].read_text().startswith(f"{TAGGED.name}: PASS deserves manylinux_2_31_x86_64")
     assert not [p for p in Path(tmp_path).iterdir() if p.name.startswith(".")]  # no temporary file left
 
 
@@ -131,11 +132,11 @@ def test_the_console_script_builds_only_the_command_run(args):
 def test_the_console_script_runs_the_command(monkeypatch, capsys):
     from wheelcheck import cli
 
-    monkeypatch.setattr(sys, "argv", ["wheelcheck", "audit", "--format", "json", str(SAMPLE)])
+    monkeypatch.setattr(sys, "argv", ["wheelcheck", "audit", "--format", "json", str(TAGGED)])
     with pytest.raises(SystemExit) as exit_:
         cli.main()
-    assert exit_.value.code == 0  # tagged linux_x86_64: it claims nothing it could fail
-    assert json.loads(capsys.readouterr().out)["wheels"][0]["filename"] == SAMPLE.name
+    assert exit_.value.code == 0  # tagged manylinux_2_31_x86_64, which it meets
+    assert json.loads(capsys.readouterr().out)["wheels"][0]["filename"] == TAGGED.name
 
 
 @pytest.mark.parametrize("forced", [False, True])

@@ -14,7 +14,7 @@ from wheelcheck import audit
 
 EXT = "pkg/{}.cpython-311-x86_64-linux-gnu.so"
 USES_ALPHA = extension_source("usealpha", "    return alpha_value();", prelude="extern int alpha_value(void);\n")
-SAMPLE = ROOT / "samples" / "demo_ext-1.0-cp311-cp311-linux_x86_64.whl"
+SAMPLE = ROOT / "samples" / "demo_ext-1.0-cp311-cp311-manylinux_2_31_x86_64.whl"
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,7 @@ def write_pyproject(folder, table: str) -> None:
 
 
 def test_pyproject_sets_defaults_and_the_command_line_overrides(project):
-    write_pyproject(project, 'plat = "manylinux_2_17_x86_64"\nformat = "json"')
+    write_pyproject(project, 'plat = "manylinux_2_17_x86_64"\nformat = "json"\nany-platform-tag = true')
     run_from = project / "sub" / "deeper"  # found from the current directory upward
     proc = run_cli("audit", project / "dist", cwd=run_from)
     assert proc.returncode == 1, proc.stderr  # GLIBC_2.29 does not meet manylinux_2_17
@@ -57,7 +57,7 @@ def test_exclude_and_relative_policy_file(project, tmp_path):
     policies.mkdir(exist_ok=True)
     (policies / "acme.json").write_text(json.dumps(
         {"name": "acme_2_28", "extends": "manylinux_2_28", "lib_whitelist": ["libacme.so.1"]}))
-    write_pyproject(project, 'exclude = ["libalpha.so.*"]\npolicy-file = "team/acme.json"')
+    write_pyproject(project, 'exclude = ["libalpha.so.*"]\npolicy-file = "team/acme.json"\nany-platform-tag = true')
     proc = run_cli("audit", project / "alpha", "--format", "json", cwd=project / "sub")
     assert proc.returncode == 0, proc.stderr
     wheel = json.loads(proc.stdout)["wheels"][0]
@@ -67,7 +67,7 @@ def test_exclude_and_relative_policy_file(project, tmp_path):
     assert shown["policy-file"]["value"] == str(policies / "acme.json")
     # an explicit --config replaces the search; the command line still wins over it
     other = tmp_path / "ci.toml"
-    other.write_text('[tool.wheelcheck]\nfail-on = "warning"\n')
+    other.write_text('[tool.wheelcheck]\nfail-on = "warning"\nany-platform-tag = true\n')
     proc = run_cli("audit", project / "alpha", "--config", other, cwd=project / "sub")
     assert proc.returncode == 1 and "warning external-library" in proc.stdout  # no exclude from pyproject now
     proc = run_cli("audit", project / "alpha", "--config", other, "--fail-on", "error", cwd=project / "sub")

@@ -28,12 +28,15 @@ def patchelf() -> str:
 
 def compare(wheel):
     """Assert agreement; returns (auditwheel's answer, ours) for further checks."""
-    ours = audit(wheel).wheels[0]
+    ours = audit(wheel, any_platform_tag=True).wheels[0]  # auditwheel's fixtures are linux_ tagged, as built
     theirs = auditwheel_show(wheel)
     if NOT_PLATFORM in theirs.get("error", ""):
         # difference 3: no ELF of a supported architecture; we still answer, and a wheel named for that
         # architecture is not failed for it (its files do load there; no policy covers it)
-        assert ours.pure or (ours.deserved_tag == f"linux_{ours.arch}" and ours.passed), ours
+        # (testsimple's mips64 wheel is renamed cp313 while its WHEEL says cp311: a wheel-metadata error, not the
+        # platform's)
+        platform_errors = [f for f in ours.findings if f.severity == "error" and f.rule != "wheel-metadata"]
+        assert ours.pure or (ours.deserved_tag == f"linux_{ours.arch}" and not platform_errors), ours
         return theirs, ours
     host_found = {lib for lib, path in theirs["external_libs"].items() if path}
     assert ours.deserved_tag == theirs["overall_tag"], (ours.findings, theirs)
@@ -127,7 +130,7 @@ def test_libc_free_extension(build, tmp_path):
     traceback; wheelcheck judges it as glibc (difference 10)."""
     ext = build.compile_c(extension_source("plain", python_h=False), "plain.so", target=ZIG_TARGETS["x86_64"])
     wheel = build_wheel(tmp_path, "plain", "1.0", "cp311-cp311-linux_x86_64", {"plain.cpython-311.so": ext})
-    ours = audit(wheel).wheels[0]
+    ours = audit(wheel, any_platform_tag=True).wheels[0]  # auditwheel's fixtures are linux_ tagged, as built
     assert ours.libc == "glibc" and ours.deserved_tag == "manylinux_2_5_x86_64"
 
 

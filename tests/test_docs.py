@@ -39,7 +39,7 @@ def test_readme_first_screen():
     """The README shows the audit command, its real output on the sample wheel, and the cibuildwheel line."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     first_screen = "\n".join(readme.splitlines()[:40])
-    command = "wheelcheck audit -v samples/demo_ext-1.0-cp311-cp311-linux_x86_64.whl"
+    command = "wheelcheck audit -v samples/demo_ext-1.0-cp311-cp311-manylinux_2_31_x86_64.whl"
     assert command in first_screen
     shown = first_screen.split("```text\n", 1)[1].split("```", 1)[0]
     proc = run_cli(*command.split()[1:], cwd=ROOT)

@@ -29,8 +29,9 @@ def test_installed_wheel_ships_policies_and_audits(tmp_path):
                    capture_output=True, text=True)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    sample = next((ROOT / "samples").glob("*.whl"))
-    proc = subprocess.run([venv / "bin" / "wheelcheck", "audit", "--format", "json", str(sample)],
+    sample = ROOT / "samples" / "demo_ext-1.0-cp311-cp311-linux_x86_64.whl"
+    tagged = ROOT / "samples" / "demo_ext-1.0-cp311-cp311-manylinux_2_31_x86_64.whl"
+    proc = subprocess.run([venv / "bin" / "wheelcheck", "audit", "--format", "json", str(tagged)],
                           cwd=elsewhere, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)

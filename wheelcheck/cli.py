@@ -192,6 +192,8 @@ def audit_command(
     isolated: Annotated[bool, typer.Option("--isolated", help=ISOLATED_HELP)] = False,
     reports: Annotated[Optional[list[str]], typer.Option("--report", metavar="FORMAT:FILE", help="Also write the report in this format to this file (repeatable), e.g. sarif:results.sarif.")] = None,
     disable_isa_ext_check: Annotated[bool, typer.Option("--disable-isa-ext-check", help="Do not check the x86-64 ISA level (x86-64-v2 and above).")] = False,
+    any_platform_tag: Annotated[Optional[bool], typer.Option("--any-platform-tag/--pypi-platform-tags", help="Accept platform tags the package index refuses (linux_x86_64), for a private index that takes them (default: [tool.wheelcheck] any-platform-tag, else off).")] = None,
+    max_wheel_size: Annotated[Optional[int], typer.Option("--max-wheel-size", metavar="MB", min=1, help="Warn about wheels larger than this many MB (default: [tool.wheelcheck] max-wheel-size, else 100, the package index's default limit).")] = None,
 ) -> None:
     """Judge each wheel against the policies. Exit status: 0 all pass, 1 a wheel fails, 2 bad input."""
     verbose = _verbosity(ctx, verbose)
@@ -200,7 +202,8 @@ def audit_command(
             _fail(f"--json and --format {fmt.value} ask for two formats: give one")
         fmt = AuditFormat.json
     settings = _settings(config, {"plat": plat, "policy-file": _str(policy_file), "exclude": exclude,
-                                  "lib-path": lib_path, "format": _value(fmt), "fail-on": _value(fail_on)},
+                                  "lib-path": lib_path, "format": _value(fmt), "fail-on": _value(fail_on),
+                                  "any-platform-tag": any_platform_tag, "max-wheel-size": max_wheel_size},
                          isolated=isolated)
     fmt = AuditFormat(settings["format"])
     extra = [_report_target(spec) for spec in reports or ()]
@@ -208,7 +211,8 @@ def audit_command(
         options = AuditOptions(policies=load_policies(settings["policy-file"]), plat=settings["plat"],
                                exclude=settings["exclude"], lib_path=settings["lib-path"], jobs=jobs,
                                cxx_abi=_value(cxx_abi), fail_on=settings["fail-on"],
-                               isa_check=not disable_isa_ext_check)
+                               isa_check=not disable_isa_ext_check, any_platform_tag=settings["any-platform-tag"],
+                               max_wheel_size=settings["max-wheel-size"])
         with terminal_progress(fmt is AuditFormat.text and not quiet) as progress:
             report = audit_wheels(paths, options, progress)
     except WheelcheckError as exc:

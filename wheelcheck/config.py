@@ -48,6 +48,10 @@ SETTINGS = {s.key: s for s in (
     Setting("format", str, "text", "output format", ("text", "json", "sarif", "markdown")),
     Setting("zip-compression-level", int, 6, "repair: deflate level of changed and new members",
             env="AUDITWHEEL_ZIP_COMPRESSION_LEVEL", bounds=(0, 9)),
+    Setting("any-platform-tag", bool, False,
+            "audit: the target index takes platform tags the package index refuses (linux_*)"),
+    Setting("max-wheel-size", int, 100, "audit: the wheel size in MB above which a wheel-size warning is given",
+            bounds=(1, 1_000_000)),
 )}
 
 # Variables wheelcheck reads besides the settings' own: name -> what it does (shown by `wheelcheck config`)
@@ -69,15 +73,30 @@ class Settings:
 
 
 def relaxations(settings: Settings, excluded: Iterable[str], policy_names: Iterable[str]) -> list[Relaxation]:
-    """The settings of a run that are more lenient than the defaults, each with its source and what it did there
-    (``excluded``: the needed libraries ``exclude`` let through): a repository's pyproject.toml is its
-    contributors' to change, so a gate says when it was relaxed."""
+    """The settings of a run that a configuration file made more lenient than the defaults, each with its source
+    and what it did there (``excluded``: the needed libraries ``exclude`` let through): a repository's
+    pyproject.toml is its contributors' to change, so a gate says when it was relaxed. What the command line or
+    the environment set is the job's own choice, and is not listed."""
+    return [r for r in _relaxing(settings, excluded, policy_names) if _from_a_file(settings.sources[r.setting])]
+
+
+def _from_a_file(source: str) -> bool:
+    return source not in ("default", "command line") and not source.startswith("$")
+
+
+def _relaxing(settings: Settings, excluded: Iterable[str], policy_names: Iterable[str]) -> list[Relaxation]:
     out = []
     if settings["exclude"]:
         names = sorted(set(excluded))
         effect = (f"{len(names)} needed librar{'y' if len(names) == 1 else 'ies'} taken as provided, not judged "
                   f"({_listed(names)})" if names else "no needed library matched")
         out.append(Relaxation("exclude", json.dumps(settings["exclude"]), settings.sources["exclude"], effect))
+    if settings["any-platform-tag"]:
+        out.append(Relaxation("any-platform-tag", "true", settings.sources["any-platform-tag"],
+                              "platform tags the package index refuses (linux_*) pass"))
+    if settings["max-wheel-size"] > SETTINGS["max-wheel-size"].default:
+        out.append(Relaxation("max-wheel-size", str(settings["max-wheel-size"]), settings.sources["max-wheel-size"],
+                              f"wheels up to {settings['max-wheel-size']} MB pass without a wheel-size warning"))
     if settings["policy-file"]:
         out.append(Relaxation("policy-file", json.dumps(settings["policy-file"]), settings.sources["policy-file"],
                               f"wheels judged against its policies ({_listed(sorted(policy_names))}) instead of "

@@ -30,6 +30,8 @@ class AuditOptions:
     cxx_abi: str | None = None  # --cxx-abi old|new: overrides the policy's allowed C++ string ABIs
     fail_on: str = "error"  # the lowest finding severity that makes the wheel fail
     isa_check: bool = True  # False (--disable-isa-ext-check): an x86-64 ISA level above the baseline is allowed
+    any_platform_tag: bool = False  # True: the target index takes platform tags the package index refuses (linux_*)
+    max_wheel_size: int = 100  # MB: a larger wheel gets a wheel-size warning (the package index's default limit)
     # what was found on lib_path for the wheel being judged: filled per wheel, never by the caller
     external: Mapping[str, ElfInfo] = field(default_factory=dict)
 

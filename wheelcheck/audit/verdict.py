@@ -18,6 +18,7 @@ from wheelcheck.elf.elf_info import ElfInfo, is_dynamic_loader, libc_linked, lib
 from wheelcheck.errors import UsageError
 from wheelcheck.policy.policy_model import Policy, PolicySet, glibc_of_tag
 from wheelcheck.audit.findings import FileReport, Finding, WheelReport, reaches
+from wheelcheck.audit.package_findings import package_findings
 
 __all__ = ["Judgement", "assess", "judge", "libc_of_elf", "wheel_platform", "apply_rule_settings"]
 
@@ -43,6 +44,7 @@ def judge(model: WheelModel, options: AuditOptions) -> WheelReport:
 def assess(model: WheelModel, options: AuditOptions) -> Judgement:
     report = WheelReport(filename=model.filename, claimed_tags=[t for t in model.platforms])
     _check_record(model, report)
+    report.findings += package_findings(model, options)
     report.findings += _odd_members(model)
     if not model.elves:
         report.pure = True

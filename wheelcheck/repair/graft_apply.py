@@ -104,7 +104,8 @@ def repaired_model(model: WheelModel, plan: RepairPlan, changes: Changes, filena
     elves += [summarize_contents(changes.changed_data(g.member), g.member) for g in plan.grafts if not g.in_wheel]
     members = model.members + tuple(name for name in changes.add if name not in model.members)
     return replace(model, filename=filename, tags=tags, elves=tuple(elves), members=members,
-                   root_is_purelib=False, record_problems=())
+                   root_is_purelib=False, record_problems=(),
+                   package_problems=tuple(p for p in model.package_problems if p[0] == "wheel-metadata"))
 
 
 def summarize_contents(contents: Contents, member: str) -> ElfInfo:

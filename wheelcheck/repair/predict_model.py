@@ -33,7 +33,8 @@ def predict(model: WheelModel, plan: RepairPlan, located: Located) -> WheelModel
         new_members.append(graft.member)
     new_members += [e.moved_to for e in plan.edits if e.moved_to]
     return replace(model, elves=tuple(elves), members=model.members + tuple(new_members),
-                   root_is_purelib=False, record_problems=())
+                   root_is_purelib=False, record_problems=(),
+                   package_problems=tuple(p for p in model.package_problems if p[0] == "wheel-metadata"))
 
 
 def patched_info(info: ElfInfo, patch: ElfPatch, path: str) -> ElfInfo:

@@ -42,6 +42,7 @@ from wheelcheck.repair.repair_outcome import GraftedLibrary, HiddenSymbols, Patc
 from wheelcheck.repair.repair_target import Choice, choose_plan
 from wheelcheck.repair.retag import added_platforms, removed_platforms, retag_filename, retag_wheel_text
 from wheelcheck.wheel.library_resolution import resolve
+from wheelcheck.wheel.package_checks import rewritten
 from wheelcheck.wheel.scanner import Progress, scan_reader
 from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.wheel.wheel_reader import WheelReader
@@ -90,8 +91,11 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
 
         def build(plan: RepairPlan, workdir: str) -> tuple[Changes, str, WheelModel, Hidden | None]:
             changes = apply_plan(plan, source, located, workdir, strip=_strip(model, options))
-            changes, filename = _retagged(source, model, changes, add, remove)
-            final = repaired_model(model, plan, changes, filename, parse_wheel_filename(filename)[3])
+            changes, filename, wheel_text = _retagged(source, model, changes, add, remove)
+            tags = parse_wheel_filename(filename)[3]
+            final = repaired_model(model, plan, changes, filename, tags)
+            final = replace(final, package_problems=rewritten(model.package_problems, f"{source.dist_info}/WHEEL",
+                                                                   wheel_text, tags))
             hidden = None
             if options.hiding:
                 hidden = hide_symbols(final, changes, source, workdir=workdir, keep_patterns=options.keep_symbols,
@@ -260,14 +264,15 @@ def _strip(model: WheelModel, options: RepairOptions) -> tuple[str, ...] | None:
 
 
 def _retagged(source: WheelReader, model: WheelModel, changes: Changes, add: list[str],
-              remove: set[str]) -> tuple[Changes, str]:
-    """``changes`` with the WHEEL file's tags made those the repaired wheel reaches, and its new file name."""
+              remove: set[str]) -> tuple[Changes, str, str]:
+    """``changes`` with the WHEEL file's tags made those the repaired wheel reaches, its new file name, and its
+    new WHEEL text."""
     wheel_name = f"{source.dist_info}/WHEEL"
     wheel_text = source.read_text(wheel_name)
     new_wheel_text = retag_wheel_text(wheel_text, add, remove)
     if new_wheel_text != wheel_text:
         changes = changes.with_data({wheel_name: new_wheel_text.encode("utf-8")})
-    return changes, retag_filename(model.filename, add, remove)
+    return changes, retag_filename(model.filename, add, remove), new_wheel_text
 
 
 def _unreachable(outcome: RepairOutcome, choice: Choice | None, requested: Policy | None, arch: str,

@@ -27,6 +27,7 @@ from wheelcheck.errors import BadElfError, BadWheelError
 from wheelcheck.wheel._read_ahead import ahead
 from wheelcheck.wheel.forked import ChildDied, GroupFailed, balanced_groups, can_fork, fork_groups
 from wheelcheck.wheel.wheel_reader import WheelReader, looks_like_shared_object
+from wheelcheck.wheel.package_checks import package_problems, record_problems
 from wheelcheck.wheel.record import digest_field
 from wheelcheck.wheel import _zlib
 
@@ -112,7 +113,7 @@ def scan_reader(reader: WheelReader, jobs: int | None = None, progress: Progress
                 not_elf.append((name, _what_it_holds(head)))
     results = _summarize_all(reader, candidates, [record.algorithm(m.filename) for m in candidates],
                              jobs or default_jobs(), _Tally(candidates, progress), analyse)
-    elves, problems, hex_digests, debug_files = [], [], [], []
+    elves, debug_files, hashed = [], [], {}
     analyses = []
     for member, (info, digest, analysis) in zip(candidates, results):
         if info.debug_only:  # nothing loads it: not one of the wheel's ELF files to judge or repair
@@ -121,11 +122,8 @@ def scan_reader(reader: WheelReader, jobs: int | None = None, progress: Progress
             elves.append(info)
             if analyse is not None:
                 analyses.append((info, analysis))
-        problem = record.check(member.filename, digest)
-        if problem and record.matches_in_hex(member.filename, digest):
-            hex_digests.append(member.filename)
-        elif problem:
-            problems.append((member.filename, problem))
+        hashed[member.filename] = digest
+    problems, hex_digests = record_problems(reader, record, hashed)
     return WheelModel(
         filename=reader.filename,
         name=str(reader.name),
@@ -138,6 +136,8 @@ def scan_reader(reader: WheelReader, jobs: int | None = None, progress: Progress
         requires_dist=tuple(metadata.get_all("Requires-Dist") or ()),
         record_problems=tuple(problems),
         record_in_hex=tuple(hex_digests),
+        package_problems=tuple(package_problems(reader)),
+        size=os.fstat(reader.fileno()).st_size,
         not_elf_libraries=tuple(not_elf),
         links=tuple(links),
         debug_files=tuple(debug_files),

@@ -38,6 +38,9 @@ class WheelModel:
     requires_dist: tuple[str, ...] = ()
     record_problems: tuple[tuple[str, str], ...] = field(default=())  # (member, problem)
     record_in_hex: tuple[str, ...] = ()  # members whose RECORD hash is right but written in hex, not base64
+    # what the index's archive check or the installers' metadata checks refuse: (rule, member or None, problem)
+    package_problems: tuple[tuple[str, str | None, str], ...] = ()
+    size: int = 0  # the wheel file's size in bytes
     # members named like shared libraries (GNU ld scripts aside) that hold no ELF file: (member, what they hold)
     not_elf_libraries: tuple[tuple[str, str], ...] = ()
     links: tuple[tuple[str, str], ...] = ()  # members stored as symbolic links: (member, the target path they hold)
