@@ -15,7 +15,8 @@ def one_line(text: str) -> str:
     r"""``text`` with control characters and line separators escaped (``\n``, ``\x1b``, ``\u2028``).
 
     Member names, paths and soname strings come from the input: a newline in one must not split an
-    error in two, nor an escape sequence reach the terminal.
+    error in two, nor an escape sequence reach the terminal. The reports escape what they quote with it too
+    (report/escaping.py).
     """
     return _LINE_BREAKING.sub(lambda m: repr(m.group())[1:-1], text)
 

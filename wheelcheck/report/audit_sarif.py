@@ -22,13 +22,13 @@ and it is no more useful to other viewers than the logical location.
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
 from wheelcheck.data import load_table
 from wheelcheck.audit.findings import AuditReport, Finding, WheelReport
+from wheelcheck.report.escaping import json_text, sarif_text
 
 __all__ = ["render_audit_sarif", "sarif_log", "artifact_uri", "SARIF_SCHEMA_URI", "FINGERPRINT_KEY"]
 
@@ -38,7 +38,7 @@ _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
 
 def render_audit_sarif(report: AuditReport, *, base: Path | None = None) -> str:
-    return json.dumps(sarif_log(report, base=base), indent=2) + "\n"
+    return json_text(sarif_log(report, base=base))
 
 
 def sarif_log(report: AuditReport, *, base: Path | None = None) -> dict:
@@ -48,7 +48,7 @@ def sarif_log(report: AuditReport, *, base: Path | None = None) -> dict:
     rules = load_table("rules.json")["rules"]
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     results = [_result(w, f, index, base) for w in report.wheels if w.error is None for f in w.findings]
-    notifications = [{"level": "error", "message": {"text": w.error},
+    notifications = [{"level": "error", "message": {"text": sarif_text(w.error)},
                       "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(w, base)}}}]}
                      for w in report.wheels if w.error is not None]
     invocation: dict[str, Any] = {"executionSuccessful": report.exit_code != 2, "exitCode": report.exit_code}
@@ -94,7 +94,7 @@ def _result(wheel: WheelReport, finding: Finding, index: dict[str, int], base: P
     result: dict[str, Any] = {
         "ruleId": finding.rule,
         "level": _LEVEL[finding.severity],
-        "message": {"text": text},
+        "message": {"text": sarif_text(text)},
         "locations": [location],
         "partialFingerprints": {FINGERPRINT_KEY: _fingerprint(wheel, finding)},
         "properties": {"wheel": wheel.filename, "member": member, "cause": finding.cause,

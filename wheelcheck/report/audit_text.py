@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from wheelcheck.audit.finding_groups import summarize
 from wheelcheck.audit.findings import AuditReport, WheelReport
+from wheelcheck.report.escaping import inert_lines
 from wheelcheck.report.finding_lines import group_lines
 from wheelcheck.report.text_lines import Line, plural
 
@@ -29,7 +30,7 @@ def render_audit_text(report: AuditReport, *, verbosity: int = 0) -> list[Line]:
         lines += _table(report)
     # even with -q: a gate relaxed by a setting says so wherever its verdict is read
     lines += [Line(f"relaxed by settings: {r.describe()}", "yellow") for r in report.relaxed_by]
-    return lines
+    return inert_lines(lines)
 
 
 def verdict_words(wheel: WheelReport, fail_on: str = "error") -> str:

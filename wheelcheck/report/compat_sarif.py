@@ -8,13 +8,13 @@ the answer of each pair is in ``run.properties.pairs`` and decides ``invocations
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 from pathlib import Path, PurePosixPath
 
 from wheelcheck.compat.compat_report import CompatFinding, CompatReport, PairResult
 from wheelcheck.data import load_table
 from wheelcheck.report.audit_sarif import FINGERPRINT_KEY, SARIF_SCHEMA_URI, _rule, artifact_uri
+from wheelcheck.report.escaping import json_text, sarif_text
 
 __all__ = ["render_compat_sarif", "compat_sarif_log"]
 
@@ -22,7 +22,7 @@ _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
 
 def render_compat_sarif(report: CompatReport, *, base: Path | None = None) -> str:
-    return json.dumps(compat_sarif_log(report, base=base), indent=2) + "\n"
+    return json_text(compat_sarif_log(report, base=base))
 
 
 def compat_sarif_log(report: CompatReport, *, base: Path | None = None) -> dict:
@@ -55,7 +55,7 @@ def _result(pair: PairResult, finding: CompatFinding, index: dict[str, int], bas
     for part in (pair.subject["name"], member or "", finding.rule, finding.symbol or finding.message):
         digest.update(part.encode("utf-8") + b"\0")
     result: dict[str, Any] = {
-        "ruleId": finding.rule, "level": _LEVEL[finding.severity], "message": {"text": text},
+        "ruleId": finding.rule, "level": _LEVEL[finding.severity], "message": {"text": sarif_text(text)},
         "locations": [location], "partialFingerprints": {FINGERPRINT_KEY: digest.hexdigest()},
         "properties": {"verdict": pair.verdict, "effect": finding.effect, "loader_message": finding.loader_message,
                        "symbol": finding.symbol, "demangled": finding.demangled, "nearest": finding.nearest},

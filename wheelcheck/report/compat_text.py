@@ -7,6 +7,7 @@ Returns Lines (report/text_lines.py); the CLI decides whether styles become colo
 from __future__ import annotations
 
 from wheelcheck.compat.compat_report import CompatFinding, CompatReport, PairResult
+from wheelcheck.report.escaping import inert_lines
 from wheelcheck.report.text_lines import SEVERITY_STYLE, Line
 
 __all__ = ["render_compat_text"]
@@ -28,7 +29,7 @@ def render_compat_text(report: CompatReport, *, verbosity: int = 0) -> list[Line
     read, analyse = report.timings.get("read"), report.timings.get("analyse")
     timing = f"; read in {read:.2f} s, analysed in {analyse:.2f} s" if read is not None and analyse is not None else ""
     lines.append(Line(f"{len(report.pairs)} pair{'s' if len(report.pairs) != 1 else ''}: {summary}{timing}", "bold"))
-    return lines
+    return inert_lines(lines)
 
 
 def _pair_lines(pair: PairResult, verbosity: int) -> list[Line]:

@@ -7,6 +7,7 @@ Info findings are shown with -v; the files of a finding beyond the first few wit
 from __future__ import annotations
 
 from wheelcheck.conflicts.conflict_findings import ConflictFinding, ConflictReport, ProcessReport
+from wheelcheck.report.escaping import inert_lines
 from wheelcheck.report.text_lines import SEVERITY_STYLE, Line, explanation_lines, plural
 
 __all__ = ["render_conflicts_text"]
@@ -25,7 +26,7 @@ def render_conflicts_text(report: ConflictReport, *, verbosity: int = 0) -> list
     timing = f"; read {what} in {read:.2f} s, analysed in {analyse:.2f} s" if read is not None and analyse is not None \
         else ""
     lines.append(Line(f"{summary}{timing}", "bold"))
-    return lines
+    return inert_lines(lines)
 
 
 def _process_lines(proc: ProcessReport, verbosity: int) -> list[Line]:

@@ -6,6 +6,8 @@ import json
 from importlib import resources
 from typing import Any, Protocol
 
+from wheelcheck.report.escaping import json_text
+
 __all__ = ["as_json", "load_schema"]
 
 
@@ -14,7 +16,7 @@ class _Report(Protocol):
 
 
 def as_json(report: _Report) -> str:
-    return json.dumps(report.to_dict(), indent=2) + "\n"
+    return json_text(report.to_dict())
 
 
 def load_schema(command: str) -> dict:

@@ -41,7 +41,10 @@ def terminal_progress(enabled: bool) -> Iterator[WheelProgress | None]:
         yield None
         return
     from rich.console import Console
+    from rich.markup import escape
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from wheelcheck.report.escaping import text_line
 
     console = Console(stderr=True)
     if not console.is_terminal:
@@ -53,7 +56,8 @@ def terminal_progress(enabled: bool) -> Iterator[WheelProgress | None]:
 
     def update(wheel: str, done: int, total: int) -> None:
         if wheel not in tasks:
-            tasks[wheel] = bar.add_task(f"reading {wheel}", total=total or 1)
+            # a description is rich markup: a file name's [link=...] is shown, not obeyed
+            tasks[wheel] = bar.add_task(f"reading {escape(text_line(wheel))}", total=total or 1)
         bar.update(tasks[wheel], completed=done if total else 1)
 
     with bar:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from wheelcheck.audit.finding_groups import group_findings
 from wheelcheck.repair.repair_outcome import PatchedFile, RepairOutcome, RepairReport
+from wheelcheck.report.escaping import inert_lines
 from wheelcheck.report.finding_lines import group_lines
 from wheelcheck.report.text_lines import Line, plural
 
@@ -24,7 +25,7 @@ def render_repair_text(report: RepairReport, *, verbosity: int = 0) -> list[Line
             lines += _body(wheel, verbosity)
     # even with -q: a repair relaxed by a setting says so wherever its outcome is read
     lines += [Line(f"relaxed by settings: {r.describe()}", "yellow") for r in report.relaxed_by]
-    return lines
+    return inert_lines(lines)
 
 
 def _body(wheel: RepairOutcome, verbosity: int) -> list[Line]:

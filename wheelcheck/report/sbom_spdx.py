@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 
 from wheelcheck._version import __version__
+from wheelcheck.report.escaping import json_text
 from wheelcheck.sbom.bill_of_materials import BillOfMaterials, Component
 from wheelcheck.sbom.cyclonedx_json import source_date
 
@@ -57,7 +58,7 @@ def render_spdx(boms: Sequence[BillOfMaterials], environ: Mapping[str, str] = os
         "packages": packages,
         "relationships": relationships,
     }
-    return json.dumps(document, indent=2) + "\n"
+    return json_text(document)
 
 
 def _package(spdx_id: str, c: Component) -> dict:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from wheelcheck.report.escaping import inert_lines
 from wheelcheck.report.text_lines import Line, plural
 from wheelcheck.sbom.bill_of_materials import BillOfMaterials, Component
 
@@ -24,7 +25,7 @@ def render_sbom_text(boms: Sequence[BillOfMaterials], *, verbosity: int = 0) -> 
         for row, style in [(_HEADER, "dim")] + [(r, "") for r in rows]:
             cells = [cell.ljust(width) for cell, width in zip(row, widths)] + [row[-1]]
             lines.append(Line("  " + "  ".join(cells).rstrip(), style))
-    return lines
+    return inert_lines(lines)
 
 
 def _row(c: Component, verbosity: int) -> tuple[str, str, str, str, str]:

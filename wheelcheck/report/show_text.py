@@ -11,24 +11,26 @@ import json
 from textwrap import wrap
 
 from wheelcheck.audit.show_view import ShowView
+from wheelcheck.errors import one_line
+from wheelcheck.report.escaping import json_text, text_line
 
 __all__ = ["render_show_text", "render_show_json"]
 
 
 def render_show_json(view: ShowView) -> str:
-    return json.dumps(view.as_auditwheel_json(), indent=4) + "\n"  # auditwheel indents by 4
+    return json_text(view.as_auditwheel_json(), indent=4)  # auditwheel indents by 4
 
 
 def render_show_text(view: ShowView, *, verbose: int = 0) -> str:
     out: list[str] = []
 
-    def para(text: str) -> None:
+    def para(text: str) -> None:  # one_line first: a name's line break is shown, not wrapped on
         out.append("")
-        out.append("\n".join(wrap(text, break_long_words=False, break_on_hyphens=False)))
+        out.append("\n".join(wrap(one_line(text), break_long_words=False, break_on_hyphens=False)))
 
     if view.pure:
         para(f"{view.wheel} is a pure wheel: it holds no ELF file, so any platform tag is consistent with it.")
-        return "\n".join(out) + "\n"
+        return _end(out)
     para(f'{view.wheel} is consistent with the following platform tag: "{view.overall_tag}".')
     linux_only = [
         (view.pyfpe, "This wheel uses the PyFPE_jbuf function, which is not compatible with the manylinux/musllinux "
@@ -78,4 +80,5 @@ def _set(versions: list[str]) -> str:
 
 
 def _end(out: list[str]) -> str:
-    return "\n".join(out) + "\n"
+    """The report, each line through text_line: wrapping may start a line with a name."""
+    return "".join(text_line(line) + "\n" for line in "\n".join(out).split("\n"))
