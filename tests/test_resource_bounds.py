@@ -1,0 +1,127 @@
+"""Work and memory that hostile input could make unbounded, now bounded (docs/hostile-input.md, "The bounds").
+
+- compat's nearest-symbol search: linear in a name's length (difflib on whole names was quadratic: 200
+  overloads of 3,000 characters, in a 17 kB pair of wheels, ran for about an hour);
+- repair --hide-symbols reads the wheel's Python files in pieces (a 1 GiB ``.py`` in a 2 MB wheel was
+  read whole: MemoryError);
+- policy files: an ``extends`` chain and JSON nesting have a depth limit (5,000 and 100,000 raised
+  RecursionError, an internal error).
+
+Each end-to-end test runs ``python -m wheelcheck`` under RLIMIT_CPU and RLIMIT_AS, as the hostile-input
+regressions do: before the fixes each was killed by a limit or ended in a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from difflib import SequenceMatcher
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.wheels import build_wheel, dist_info
+from tests.fuzz.bounded import limits_preexec_args
+from wheelcheck.compat.nearest_symbol import likeness
+
+TAG = "cp311-cp311-linux_x86_64"
+
+
+def wheelcheck(*args, cwd: Path, cpu: int, memory: int = 2 << 30) -> subprocess.CompletedProcess:
+    """``python -m wheelcheck ARGS`` under the CPU and memory limits."""
+    command = [*limits_preexec_args(cpu, memory), sys.executable, "-m", "wheelcheck", *map(str, args)]
+    return subprocess.run(command, capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+def assert_not_killed(proc: subprocess.CompletedProcess) -> None:
+    assert proc.returncode not in (-signal.SIGXCPU, -signal.SIGKILL), "killed by the CPU limit"
+    assert "Traceback" not in proc.stderr and "MemoryError" not in proc.stderr, proc.stderr[-3000:]
+
+
+# -- compat: the nearest symbol ----------------------------------------------------------------------------
+
+OVERLOADS = 200
+PARAMETERS = 140  # each "P25LongParameterTypeName0000": the names are 3,935 characters long
+
+
+def overloads_source(kind: str) -> str:
+    """``ns::f`` overloaded 200 times on a long parameter list and one last parameter: ``H<k>*`` defined by
+    the host, ``P<k>*`` called by the plugin (so none of the plugin's overloads is defined anywhere)."""
+    structs = [f"LongParameterTypeName{i:04d}" for i in range(PARAMETERS)]
+    out = "".join(f"struct {s};\n" for s in structs)
+    out += "".join(f"struct H{k:03d}; struct P{k:03d};\n" for k in range(OVERLOADS))
+    params = ", ".join(f"{s}*" for s in structs)
+    if kind == "host":
+        return out + "namespace ns {\n" + "".join(f"int f({params}, H{k:03d}*) {{ return {k}; }}\n"
+                                                  for k in range(OVERLOADS)) + "}\n"
+    out += "namespace ns {\n" + "".join(f"int f({params}, P{k:03d}*);\n" for k in range(OVERLOADS)) + "}\n"
+    nulls = ", ".join("nullptr" for _ in structs)
+    calls = "".join(f"    t += ns::f({nulls}, (P{k:03d}*)nullptr);\n" for k in range(OVERLOADS))
+    return out + "int use_all() {\n    int t = 0;\n" + calls + "    return t;\n}\n"
+
+
+def _metadata(name: str, requires: str = "") -> bytes:
+    return f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n{requires}".encode()
+
+
+@pytest.fixture(scope="module")
+def overload_pair(build, tmp_path_factory) -> list[Path]:
+    out = tmp_path_factory.mktemp("overloads")
+    host = build.compile_c(overloads_source("host"), "libhost.so", cxx=True, flags=("-O0", "-s", "-Wl,-soname,libhost.so"))
+    plugin = build.compile_c(overloads_source("plugin"), "plug_ext.so", cxx=True, libs=(host,),
+                             flags=("-O0", "-s", "-Wl,-rpath,$ORIGIN/../host/lib"))
+    return [build_wheel(out, "host", "1.0", TAG, {"host/__init__.py": b"", "host/lib/libhost.so": host,
+                                                  f"{dist_info('host', '1.0')}/METADATA": _metadata("host")}),
+            build_wheel(out, "plug", "1.0", TAG, {
+                "plug/__init__.py": b"import host\n", "plug/_ext.cpython-311-x86_64-linux-gnu.so": plugin,
+                f"{dist_info('plug', '1.0')}/METADATA": _metadata("plug", "Requires-Dist: host\n")})]
+
+
+def test_compat_on_long_overloaded_names_finishes(overload_pair, tmp_path):
+    """200 missing overloads of 3,935 characters, each compared with the host's 200: about 1 s here (the CPU
+    limit is a hang guard; difflib on whole names needed about 86 ms a comparison, an hour in all)."""
+    assert sum(w.stat().st_size for w in overload_pair) < 40_000
+    proc = wheelcheck("compat", "--format", "json", *overload_pair, cwd=tmp_path, cpu=20)
+    assert_not_killed(proc)
+    assert proc.returncode == 1, proc.stderr
+    (pair,) = json.loads(proc.stdout)["pairs"]
+    missing = [f for f in pair["findings"] if f["rule"] == "compat-missing-symbol" and f["symbol"]]
+    assert pair["verdict"] == "will-fail" and missing
+    for finding in missing:  # the overload with the same number, which shares the most of the name
+        assert finding["nearest"]["name"] == finding["symbol"][:-4] + "H" + finding["symbol"][-3:]
+        assert finding["nearest"]["difference"] == "other signature"
+
+
+def test_likeness_is_linear_in_the_length():
+    """Two names of a million characters that differ in one place: compared in well under a second (difflib
+    would compare them in hours)."""
+    head, tail = "_ZN2ns1fE" + "P25LongParameterTypeName0000" * 36_000, "P4H000"
+    wanted, near, far = head + "P4P000", head + tail, "_ZN2ns1fE" + tail
+    start = time.process_time()
+    assert likeness(wanted, near) > likeness(wanted, far)
+    assert time.process_time() - start < 1.0
+
+
+@pytest.mark.parametrize("wanted, candidates, nearest", [
+    ("_ZN4host5scaleEi", ["_ZN4host5scaleEPKc", "_ZN4host5scaleEl", "_ZN4host5scaleERKSt6vectorIiSaIiEE"],
+     "_ZN4host5scaleEl"),
+    ("_ZN4host11name_lengthERKSs", ["_ZN4host11name_lengthEv",
+                                    "_ZN4host11name_lengthERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"],
+     "_ZN4host11name_lengthEv"),  # the shortest: the other ABI's string spelling is longer than the name
+    ("_ZN3c1010TensorImpl4sizeEl", ["_ZNK3c1010TensorImpl4sizeB5cxx11Ev", "_ZNK3c1010TensorImpl4sizeEl"],
+     "_ZNK3c1010TensorImpl4sizeEl"),
+])
+def test_likeness_picks_what_difflib_picks(wanted, candidates, nearest):
+    """On names of the usual length, the nearest is the one difflib's ratio picks."""
+    def best(score):
+        return max(candidates, key=lambda c: score(wanted, c))
+
+    assert best(likeness) == best(lambda a, b: SequenceMatcher(None, a, b, autojunk=False).ratio()) == nearest
+
+
+def test_likeness_of_equal_and_empty_names():
+    assert likeness("", "") == 1.0 and likeness("_ZN1a1fEv", "_ZN1a1fEv") == 1.0
+    assert likeness("abc", "") == 0.0 and 0.0 < likeness("_ZN1a1fEi", "_ZN1a1fEl") < 1.0
