@@ -13,19 +13,26 @@ regressions do: before the fixes each was killed by a limit or ended in a traceb
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
+import shutil
 import signal
 import subprocess
 import sys
 import time
+import zipfile
 from difflib import SequenceMatcher
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.fixtures.wheels import build_wheel, dist_info
 from tests.fuzz.bounded import limits_preexec_args
 from wheelcheck.compat.nearest_symbol import likeness
+from wheelcheck.repair.hide_apply import _PY_STRING, quoted_identifiers
 
 TAG = "cp311-cp311-linux_x86_64"
 
@@ -125,3 +132,78 @@ def test_likeness_picks_what_difflib_picks(wanted, candidates, nearest):
 def test_likeness_of_equal_and_empty_names():
     assert likeness("", "") == 1.0 and likeness("_ZN1a1fEv", "_ZN1a1fEv") == 1.0
     assert likeness("abc", "") == 0.0 and 0.0 < likeness("_ZN1a1fEi", "_ZN1a1fEl") < 1.0
+
+
+# -- repair --hide-symbols: the wheel's Python files --------------------------------------------------------
+
+BIG_PY = 300 << 20  # spaces, with a little entropy so that deflate stays under the 1000:1 zip-bomb check
+
+
+def _big_py_pieces():
+    """300 MiB of Python (a few hundred kB deflated) that names keep_me_visible as a string at its very end."""
+    for i in range(BIG_PY >> 20):
+        noise = (hashlib.sha256(str(i).encode()).hexdigest() * 7)[:399].encode()
+        yield b" " * ((1 << 20) - 400) + noise + b"\n"
+    yield b"symbol = 'keep_me_visible'\n"
+
+
+@pytest.fixture(scope="module")
+def big_py_wheel(build, tmp_path_factory) -> tuple[Path, Path]:
+    """A wheel whose extension needs libkeep.so.1 (from the returned directory), and a 300 MiB .py."""
+    out = tmp_path_factory.mktemp("bigpy")
+    lib = build.compile_c("int bump(void) { return 1; }\nint keep_me_visible(void) { return 2; }\n", "libkeep.so.1",
+                          flags=("-Wl,-soname,libkeep.so.1",))
+    (out / "libs").mkdir()
+    shutil.copy(lib, out / "libs" / "libkeep.so.1")
+    ext = build.compile_c("extern int bump(void);\nint g(void) { return bump(); }\n", "keep_ext.so", libs=(lib,))
+    digest, size = hashlib.sha256(), 0
+    for piece in _big_py_pieces():
+        digest.update(piece)
+        size += len(piece)
+    row = ("keep/big.py", "sha256=" + base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode(), size)
+
+    def add_big_py(zf: zipfile.ZipFile) -> None:  # written in pieces: the test holds no 300 MiB either
+        info = zipfile.ZipInfo("keep/big.py", date_time=(2020, 2, 2, 0, 0, 0))
+        info.compress_type = zipfile.ZIP_DEFLATED
+        with zf.open(info, "w", force_zip64=True) as f:
+            for piece in _big_py_pieces():
+                f.write(piece)
+
+    wheel = build_wheel(out / "dist", "keep", "1.0", TAG, {"keep/_ext.cpython-311-x86_64-linux-gnu.so": ext},
+                        extra_record_rows=[row], before_close=add_big_py)
+    return wheel, out / "libs"
+
+
+# The peak is this process's VmHWM: ru_maxrss would count the pytest worker it was started from, whose peak
+# the kernel folds into it at exec when the process was started with vfork
+PEAK_RSS = ("import re, sys\nfrom wheelcheck.cli import main\nsys.argv = ['wheelcheck', *sys.argv[1:]]\n"
+            "try:\n    main()\nfinally:\n"
+            "    status = open('/proc/self/status').read()\n"
+            "    print('peak rss kB', re.search(r'VmHWM:\\s*(\\d+) kB', status).group(1), file=sys.stderr)\n")
+
+
+def test_hide_symbols_streams_python_files(big_py_wheel, tmp_path):
+    """repair --hide-symbols on a 300 KB wheel holding a 300 MiB .py: about 90 MB at its peak, as for a wheel
+    without it, and the string at the file's end still keeps its symbol visible (the whole file was read
+    into memory before: a 371 MB peak, MemoryError under a 512 MiB address space)."""
+    wheel, libs = big_py_wheel
+    assert wheel.stat().st_size < 1 << 20
+    command = [*limits_preexec_args(30, 512 << 20), sys.executable, "-c", PEAK_RSS,
+               "repair", "--hide-symbols", "--format", "json", "--lib-path", libs, "-w", tmp_path / "out", wheel]
+    proc = subprocess.run(list(map(str, command)), capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert_not_killed(proc)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    peak = int(proc.stderr.rsplit("peak rss kB", 1)[1]) << 10
+    assert peak < 200 << 20, f"peak RSS {peak >> 20} MiB"
+    (hidden,) = json.loads(proc.stdout)["wheels"][0]["hidden"]
+    assert "keep_me_visible" in hidden["kept"] and "bump" not in hidden["kept"]
+
+
+@given(st.lists(st.sampled_from(["'", '"', "a", "b_", "9", " ", "x" * 150]), max_size=60),
+       st.lists(st.integers(min_value=0, max_value=2000), max_size=8))
+def test_quoted_identifiers_in_pieces_as_in_one_text(parts, cuts):
+    """Scanning in pieces finds what one findall over the whole text finds, wherever the pieces are cut."""
+    text = "".join(parts).encode()
+    bounds = sorted({0, len(text), *(c % (len(text) + 1) for c in cuts)})
+    pieces = [text[a:b] for a, b in zip(bounds, bounds[1:])]
+    assert quoted_identifiers(pieces) == {m.decode() for m in _PY_STRING.findall(text)}

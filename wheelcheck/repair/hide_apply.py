@@ -15,7 +15,7 @@ import re
 import shutil
 import struct
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -32,10 +32,11 @@ from wheelcheck.wheel.record import file_sha256
 from wheelcheck.wheel.wheel_reader import WheelReader
 from wheelcheck.wheel.wheel_rebuild import Changes, Contents
 
-__all__ = ["Hidden", "hide_symbols", "prefix_for", "RENAMED"]
+__all__ = ["Hidden", "hide_symbols", "prefix_for", "quoted_identifiers", "RENAMED"]
 
 RENAMED = re.compile(r"^wc[0-9a-f]{8}_")  # what prefix_for makes: a name an earlier repair made unique
 _PY_STRING = re.compile(rb"""["']([A-Za-z_][A-Za-z0-9_]{2,200})["']""")
+_PY_STRING_LONGEST = 203  # a match of _PY_STRING: two quotes around at most 201 identifier characters
 
 
 def prefix_for(member: str, data: bytes | Path) -> str:
@@ -135,9 +136,26 @@ def _in_libs_dir(member: str, lib_sdir: str) -> bool:
 
 
 def _python_strings(reader: WheelReader) -> frozenset[str]:
-    """Identifier strings of the wheel's Python files: ctypes lookups (threadpoolctl-style) name symbols there."""
+    """Identifier strings of the wheel's Python files: ctypes lookups (threadpoolctl-style) name symbols there.
+    Each file streams in the reader's pieces: a wheel may hold a .py of gigabytes that deflate to a few."""
     found: set[str] = set()
     for entry in reader.entries:
         if entry.filename.endswith(".py"):
-            found.update(m.decode("ascii") for m in _PY_STRING.findall(reader.read(entry.filename)))
+            found.update(quoted_identifiers(reader.pieces(entry.filename)))
     return frozenset(found)
+
+
+def quoted_identifiers(pieces: Iterable[bytes]) -> set[str]:
+    """What _PY_STRING finds in the text the pieces make, as one scan of the whole text would find it, holding a
+    piece and at most the last _PY_STRING_LONGEST - 1 bytes before it: a match cut by a piece's end starts in
+    them, and the next scan starts after the last match (so a closing quote never opens a second string)."""
+    found: set[str] = set()
+    carried = b""
+    for piece in pieces:
+        window = carried + piece
+        resume = 0
+        for match in _PY_STRING.finditer(window):
+            found.add(match.group(1).decode("ascii"))
+            resume = match.end()
+        carried = window[max(resume, len(window) - (_PY_STRING_LONGEST - 1)):]
+    return found
