@@ -207,3 +207,82 @@ def test_quoted_identifiers_in_pieces_as_in_one_text(parts, cuts):
     bounds = sorted({0, len(text), *(c % (len(text) + 1) for c in cuts)})
     pieces = [text[a:b] for a, b in zip(bounds, bounds[1:])]
     assert quoted_identifiers(pieces) == {m.decode() for m in _PY_STRING.findall(text)}
+
+
+# -- policy files: the depth of 'extends' and of JSON --------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def extends_chain(length: int, *, parents_first: bool) -> list[dict]:
+    """``length`` policies p0 ... each extending the next one towards manylinux_2_17's copy (the root); listed
+    root first (each parent already resolved when its child comes) or leaf first (resolved by recursion)."""
+    root = {k: v for k, v in json.loads((ROOT / "policies" / "manylinux_2_17.json").read_text()).items()
+            if k != "aliases"}
+    chain = [{**root, "name": f"p{length - 1}", "priority": 1}]
+    chain += [{"name": f"p{i}", "extends": f"p{i + 1}", "priority": 1} for i in reversed(range(length - 1))]
+    return chain if parents_first else chain[::-1]
+
+
+@pytest.fixture(scope="module")
+def any_wheel(tmp_path_factory) -> Path:
+    return build_wheel(tmp_path_factory.mktemp("pure"), "pure", "1.0", "py3-none-any", {"pure/__init__.py": b""},
+                       root_is_purelib=True)
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess, *expected: str) -> None:
+    assert_not_killed(proc)
+    assert proc.returncode == 2, f"exit {proc.returncode}\n{proc.stderr[-3000:]}"
+    (line,) = proc.stderr.splitlines()
+    assert "internal error" not in line and all(text in line for text in expected), line
+
+
+@pytest.mark.parametrize("parents_first", [False, True])
+def test_extends_chain_too_long(any_wheel, tmp_path, parents_first):
+    """5,000 policies in one chain: one line naming the file (was RecursionError when listed leaf first)."""
+    policy = tmp_path / "chain.json"
+    policy.write_text(json.dumps(extends_chain(5000, parents_first=parents_first)))
+    proc = wheelcheck("audit", "--policy-file", policy, any_wheel, cwd=tmp_path, cpu=20)
+    assert_one_line_error(proc, "chain.json", "'extends'", "more than 64 policies")
+
+
+@pytest.mark.parametrize("length, ok", [(64, True), (65, False)])
+def test_extends_chain_limit(tmp_path, length, ok):
+    from wheelcheck.errors import PolicyError
+    from wheelcheck.policy.policy_loader import parse_policy_json
+
+    for parents_first in (False, True):
+        text = json.dumps(extends_chain(length, parents_first=parents_first))
+        if ok:
+            assert len(parse_policy_json(text, "chain.json")) == length
+        else:
+            with pytest.raises(PolicyError, match="more than 64 policies"):
+                parse_policy_json(text, "chain.json")
+
+
+@pytest.mark.parametrize("command", ["audit", "validate"])
+@pytest.mark.parametrize("nesting", ["[" * 100_000 + "]" * 100_000,
+                                     '{"name": "x", "rules": ' + '{"a": ' * 100_000 + "1" + "}" * 100_001])
+def test_deeply_nested_policy_json(any_wheel, tmp_path, command, nesting):
+    """100,000 nested arrays or objects: one line naming the file (was RecursionError, an internal error)."""
+    policy = tmp_path / "nested.json"
+    policy.write_text(nesting)
+    args = ("audit", "--policy-file", policy, any_wheel) if command == "audit" else ("policy", "validate", policy)
+    assert_one_line_error(wheelcheck(*args, cwd=tmp_path, cpu=20), "nested.json", "nested more than 64")
+
+
+def test_json_depth_scan():
+    from wheelcheck.errors import PolicyError
+    from wheelcheck.policy.policy_loader import load_json
+
+    assert load_json("[" * 64 + "]" * 64, "f") is not None
+    with pytest.raises(PolicyError, match="f: JSON nested more than 64"):
+        load_json("[" * 65 + "]" * 65, "f")
+    # brackets in strings are text, however escaped
+    text = json.dumps({"name": "[" * 1000 + '\\"{' * 1000, "list": [["]]]]"]]})
+    assert load_json(text, "f") == json.loads(text)
+    start = time.process_time()  # linear: a million escapes, a million brackets
+    load_json(json.dumps(["\\\"[" * 1_000_000]), "f")
+    with pytest.raises(PolicyError):
+        load_json("[" * 1_000_000, "f")
+    assert time.process_time() - start < 5

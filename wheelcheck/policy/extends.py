@@ -13,7 +13,8 @@ Merge rules (documented in docs/policy-guide.md):
 
 A parent is looked up first among the other policies of the same file, then among the bundled policies
 (by name or alias). A policy may extend a bundled policy of its own name: ``{"name": "manylinux_2_28",
-"extends": "manylinux_2_28", "cxx_abi": ["new"]}`` narrows the bundled one. Cycles are errors.
+"extends": "manylinux_2_28", "cxx_abi": ["new"]}`` narrows the bundled one. Cycles are errors, and so is a
+chain of more than MAX_EXTENDS policies (each link is resolved by recursion).
 """
 
 from __future__ import annotations
@@ -23,10 +24,12 @@ from typing import Any
 
 from wheelcheck.errors import PolicyError
 
-__all__ = ["Entry", "ParentLookup", "resolve_extends", "merge_documents"]
+__all__ = ["Entry", "ParentLookup", "resolve_extends", "merge_documents", "MAX_EXTENDS"]
 
 Entry = tuple[dict[str, Any], str]  # (policy document, the file it came from)
 ParentLookup = Callable[[str], "Entry | None"]  # a policy outside the file, by name or alias
+
+MAX_EXTENDS = 64  # policies in one chain of 'extends'; a real one holds two or three
 
 _REPLACED = ("priority", "libc", "libc_version", "cxx_abi", "description")
 _ADDED_LISTS = ("lib_whitelist", "drivers")
@@ -41,6 +44,7 @@ def resolve_extends(entries: list[Entry], outside: ParentLookup | None = None) -
         if isinstance(name, str):
             by_name.setdefault(name, index)
     resolved: dict[int, Entry] = {}
+    links: dict[int, int] = {}  # index -> 'extends' links within the file from it to its root
 
     def resolve(index: int, chain: tuple[str, ...]) -> Entry:
         if index in resolved:
@@ -59,7 +63,12 @@ def resolve_extends(entries: list[Entry], outside: ParentLookup | None = None) -
             raise PolicyError(origin, f"policy {name}: 'extends' makes a cycle: {' → '.join(chain + (name,))}")
         sibling = by_name.get(parent_name)
         if sibling is not None and sibling != index:
+            if len(chain) >= MAX_EXTENDS:  # checked before the call: each link is one level of recursion
+                raise _too_long(origin, chain[0])
             parent = resolve(sibling, chain + (name,))
+            links[index] = links.get(sibling, 0) + 1
+            if links[index] >= MAX_EXTENDS:  # the parents were resolved first, each a short call
+                raise _too_long(origin, name)
         else:
             found = outside(parent_name) if outside is not None else None
             if found is None:
@@ -70,6 +79,10 @@ def resolve_extends(entries: list[Entry], outside: ParentLookup | None = None) -
         return resolved[index]
 
     return [resolve(i, ()) for i in range(len(entries))]
+
+
+def _too_long(origin: str, name: str) -> PolicyError:
+    return PolicyError(origin, f"policy {name}: its chain of 'extends' holds more than {MAX_EXTENDS} policies")
 
 
 def merge_documents(parent: Mapping[str, Any], child: Mapping[str, Any], parent_origin: str,

@@ -13,10 +13,12 @@ from wheelcheck.policy.extends import Entry, ParentLookup, resolve_extends
 from wheelcheck.policy.policy_model import Policy
 
 __all__ = ["load_policy_file", "policy_from_dict", "parse_policy_json", "read_entries", "bundled_parent",
-           "policy_by_reference", "refuse_standard_names", "is_standard_name"]
+           "policy_by_reference", "refuse_standard_names", "is_standard_name", "load_json", "MAX_JSON_DEPTH"]
 
 _NAME = re.compile(r"^(manylinux|musllinux)_(\d+)_(\d+)$")
 _LEGACY_LIBC = {"manylinux1": "2.5", "manylinux2010": "2.12", "manylinux2014": "2.17"}
+MAX_JSON_DEPTH = 64  # arrays and objects inside one another; a policy file nests five deep
+_JSON_MARK = re.compile(r'\\.|["\[\]{}]', re.DOTALL)  # an escape, a quote or a bracket
 
 
 def load_policy_file(path: str | Path) -> list[Policy]:
@@ -54,7 +56,7 @@ def refuse_standard_names(policies: list[Policy], origin: str) -> None:
 def read_entries(text: str, origin: str) -> list[Entry]:
     """The policy objects of a file (ours: one object; auditwheel's: an array), unresolved."""
     try:
-        doc = json.loads(text)
+        doc = load_json(text, origin)
     except json.JSONDecodeError as exc:
         raise PolicyError(origin, f"not valid JSON (line {exc.lineno}: {exc.msg})") from None
     entries = []
@@ -67,6 +69,32 @@ def read_entries(text: str, origin: str) -> list[Entry]:
     if not entries:
         raise PolicyError(origin, "the file holds no policy")
     return entries
+
+
+def load_json(text: str, origin: str) -> Any:
+    """``json.loads(text)``, once a linear scan has found no arrays or objects nested deeper than MAX_JSON_DEPTH:
+    the json module and the code that walks a policy recurse once per level, and 100,000 levels raised
+    RecursionError. PolicyError naming ``origin`` for a deeper document; JSONDecodeError as json.loads raises it."""
+    if _nested_deeper_than(text, MAX_JSON_DEPTH):
+        raise PolicyError(origin, f"JSON nested more than {MAX_JSON_DEPTH} arrays or objects deep")
+    return json.loads(text)
+
+
+def _nested_deeper_than(text: str, limit: int) -> bool:
+    depth, in_string = 0, False
+    for mark in _JSON_MARK.finditer(text):
+        found = mark.group()
+        if found == '"':
+            in_string = not in_string
+        elif in_string or found[0] == "\\":
+            continue
+        elif found in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        else:
+            depth -= 1
+    return False
 
 
 def bundled_parent(name: str) -> Entry | None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from wheelcheck.errors import PolicyError, UsageError
 from wheelcheck.policy import semantics
 from wheelcheck.policy.extends import Entry, resolve_extends
-from wheelcheck.policy.policy_loader import bundled_parent, policy_from_dict
+from wheelcheck.policy.policy_loader import bundled_parent, load_json, policy_from_dict
 from wheelcheck.policy.policy_model import Policy
 
 __all__ = ["Problem", "Validation", "validate_files", "validate_texts"]
@@ -92,7 +92,7 @@ def validate_texts(texts: list[tuple[str, str]]) -> Validation:
 def _schema_checked(text: str, origin: str, problems: list[Problem]) -> list[Entry]:
     """The file's policy objects that pass the schema; a problem for each schema error."""
     try:
-        doc = json.loads(text)
+        doc = load_json(text, origin)  # PolicyError when nested too deep to read: the file is not validated
     except json.JSONDecodeError as exc:
         problems.append(Problem(origin, "-", "-", f"not valid JSON (line {exc.lineno}: {exc.msg})"))
         return []
