@@ -309,6 +309,17 @@ def test_a_wheel_that_crashes_the_auditor_is_a_row_with_its_error(wheel_dir):
     assert audit_source(source, {}, timeout=120, memory=2 << 30)["wheels"][0]["passed"] is True
 
 
+def test_two_runs_of_one_process_in_one_second_keep_both_batches(tmp_path):
+    """Each run's parts have names of their own: a second sink must not replace the first one's parts."""
+    from wheelcheck.census.tables import ParquetSink
+
+    for name in ("first", "second"):
+        sink = ParquetSink(tmp_path / "out")
+        sink.add({"wheels": [{"source": f"/wheels/{name}.whl", "filename": f"{name}.whl", "error": "x"}]})
+        sink.flush()
+    assert sorted(r["filename"] for r in read(tmp_path / "out", "wheels")) == ["first.whl", "second.whl"]
+
+
 def test_sources_listing_directory_and_urls(tmp_path, wheel_dir, index):
     listing = tmp_path / "wheels.txt"
     clean = wheel_dir / f"clean0-1.0-{TAG}.whl"

@@ -8,6 +8,7 @@ ELF parts with no wheels part of the same name; the next run removes them before
 from __future__ import annotations
 
 import os
+import secrets
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -71,7 +72,8 @@ class ParquetSink:
         self.out_dir = Path(out_dir)
         self.batch_size = batch_size
         self.batch_seconds = batch_seconds
-        self.run = f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{os.getpid()}"
+        # unique per sink: two runs of one process within a second must not write the same part names
+        self.run = f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{os.getpid()}-{secrets.token_hex(4)}"
         self.parts = 0
         self.rows: dict[str, list[dict[str, Any]]] = {t: [] for t in TABLES}
         self.pending = 0
