@@ -709,9 +709,10 @@ def census_command(
     scheduler: Annotated[Optional[str], typer.Option(help="Address of a running Dask scheduler, e.g. tcp://host:8786 (default: start a local cluster).")] = None,
     workers: Annotated[Optional[int], typer.Option(help="Workers of the local cluster (default: CPU count).", min=1)] = None,
     memory_limit: Annotated[str, typer.Option(help="Memory limit per local worker.")] = "2GiB",
-    timeout: Annotated[float, typer.Option(help="Seconds one wheel's audit may take before it is a row with a time-out error.", min=1)] = 600.0,
+    timeout: Annotated[float, typer.Option(help="Seconds one wheel may take, download and audit together, before it is a row with a time-out error.", min=1)] = 600.0,
     audit_memory: Annotated[Optional[int], typer.Option(help="MiB of address space one wheel's audit may use; beyond it the wheel is a row with the error (default: no cap).", min=64)] = None,
     all_platforms: Annotated[bool, typer.Option("--all-platforms", help="From an index, also audit wheels tagged for other systems than Linux.")] = False,
+    file_origin: Annotated[Optional[list[str]], typer.Option("--file-origin", help="With an index URL: also fetch its wheels from this origin (scheme://host[:port]; repeatable). Pages are read from the index's own origin only.")] = None,
     plat: Annotated[Optional[str], typer.Option(help="Fail unless the wheel meets this tag (e.g. manylinux_2_17_x86_64).")] = None,
     policy_file: Annotated[Optional[Path], typer.Option(help="Judge against the policies in this JSON file.")] = None,
     fail_on: Annotated[Severity, typer.Option("--fail-on", help="The lowest finding severity that fails a wheel.")] = Severity.error,
@@ -731,7 +732,8 @@ def census_command(
     try:
         load_policies(policy_file)  # a bad policy file is one error here, not one per wheel
         unreadable: list[str] = []
-        wheels = expand_sources(sources, project or (), linux_only=not all_platforms, problems=unreadable)
+        wheels = expand_sources(sources, project or (), linux_only=not all_platforms, problems=unreadable,
+                                file_origins=file_origin or ())
         if unreadable:
             typer.echo(f"wheelcheck: warning: {len(unreadable)} index pages skipped, e.g. {unreadable[0]}", err=True)
         with census_progress(not quiet) as progress:

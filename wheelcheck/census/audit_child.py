@@ -9,8 +9,11 @@ options as ``wheelcheck.api.audit``, ``scan_wheel`` then ``judge`` as ``wheelche
 from __future__ import annotations
 
 import json
+import os
 import resource
 import sys
+import threading
+import time
 from typing import Any
 
 __all__ = ["audit_rows"]
@@ -40,7 +43,21 @@ def audit_rows(path: str, identity: dict[str, Any], options: dict[str, Any]) -> 
     return report_rows(identity, report, model)
 
 
+def _end_with_parent() -> None:
+    """A worker killed mid-audit (a stopped census, a restarted worker) has no use for this audit, and the
+    wheel it reads is scratch the census removes: the child ends within a second of its parent."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def main() -> None:
+    _end_with_parent()
     request = json.load(sys.stdin)
     if request.get("memory"):  # the cap is set here, not by a pre-exec hook: the Dask worker has threads
         resource.setrlimit(resource.RLIMIT_AS, (request["memory"], request["memory"]))

@@ -4,13 +4,22 @@ Dask does the engine's work: placing tasks on workers, and when a worker dies, r
 held (``distributed.scheduler.allowed-failures`` times; beyond that the wheel is a row with the error).
 The client keeps a bounded window of tasks in flight, so a census of a whole index never holds every
 future, and it writes rows in batches so a stopped run keeps what it finished.
+
+A stopped run leaves no scratch: on a local cluster the downloads go to one directory the run makes and
+removes when it ends, whether it finishes, raises, is interrupted, or gets SIGTERM.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
+import shutil
+import signal
+import tempfile
+import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,11 +27,10 @@ from typing import Any
 
 from distributed import Client, LocalCluster, as_completed
 
-from wheelcheck._version import __version__
-from wheelcheck.census.rows import error_rows
+from wheelcheck.census.rows import AuditRows, error_rows
 from wheelcheck.census.sources import WheelSource
-from wheelcheck.census.tables import ParquetSink, audited_keys
-from wheelcheck.census.worker import audit_source
+from wheelcheck.census.tables import ParquetSink, read_done
+from wheelcheck.census.worker import SCRATCH_PREFIX, audit_source, identity_of
 
 __all__ = ["CensusOptions", "CensusResult", "CensusProgress", "run_census"]
 
@@ -33,7 +41,7 @@ class CensusOptions:
     scheduler: str | None = None  # tcp://host:8786; None starts a local cluster
     workers: int | None = None  # local cluster size (default: the CPU count)
     memory_limit: str = "2GiB"  # per local worker: Dask pauses, then restarts, a worker above it
-    timeout: float = 600.0  # seconds for one wheel's audit
+    timeout: float = 600.0  # seconds for one wheel: its download and its audit
     audit_memory: int | None = None  # bytes of address space for one wheel's auditing child (None: no cap)
     batch_size: int = 200
     window: int | None = None  # tasks in flight (default: 4 per worker thread)
@@ -55,30 +63,39 @@ class CensusResult:
 CensusProgress = Callable[[CensusResult], None]
 
 
-def _client(options: CensusOptions) -> tuple[Client, LocalCluster | None]:
+def _client(options: CensusOptions, stack: ExitStack) -> Client:
     if options.scheduler:
-        return Client(options.scheduler), None
-    cluster = LocalCluster(n_workers=options.workers or os.cpu_count() or 1, threads_per_worker=1,
-                           processes=True, memory_limit=options.memory_limit, dashboard_address=":0")
-    return Client(cluster), cluster
+        client = Client(options.scheduler)
+    else:
+        cluster = LocalCluster(n_workers=options.workers or os.cpu_count() or 1, threads_per_worker=1,
+                               processes=True, memory_limit=options.memory_limit, dashboard_address=":0")
+        stack.callback(cluster.close)
+        client = Client(cluster)
+    stack.callback(client.close)
+    return client
 
 
 def run_census(sources: Iterable[WheelSource], options: CensusOptions,
                progress: CensusProgress | None = None) -> CensusResult:
     """Audit every source not yet in ``options.out_dir`` and write their rows there."""
     sources = list(sources)
-    done = audited_keys(options.out_dir)
-    todo = [s for s in sources if s.key not in done and s.location not in done]
+    done = read_done(options.out_dir)
+    todo = [s for s in sources if s.key not in done.keys]
     result = CensusResult(total=len(sources), skipped=len(sources) - len(todo))
     sink = ParquetSink(options.out_dir, batch_size=options.batch_size)
     if not todo:
         return result
     started = time.perf_counter()
-    client, cluster = _client(options)
-    try:
+    with _sigterm_unwinds(), ExitStack() as stack:
+        # a local cluster's workers share this machine: their downloads go to one directory, removed last
+        scratch = None if options.scheduler else tempfile.mkdtemp(prefix=SCRATCH_PREFIX)
+        if scratch is not None:
+            stack.callback(shutil.rmtree, scratch, ignore_errors=True)
+        client = _client(options, stack)
+        stack.callback(sink.flush)
         threads = sum(client.nthreads().values()) or 1
-        window = options.window or 4 * threads
         pending = iter(todo)
+        numbers = itertools.count()
         by_key: dict[object, WheelSource] = {}  # by future key
         # on this client's loop: as_completed() alone takes the default client's, which is the caller's own
         # inside `with Client(...)`; a result re-fetched after its worker died then waited on the wrong loop
@@ -88,11 +105,11 @@ def run_census(sources: Iterable[WheelSource], options: CensusOptions,
             source = next(pending, None)
             if source is not None:
                 future = client.submit(audit_source, source, options.audit, options.timeout, options.audit_memory,
-                                       key=f"census-{source.key}-{time.monotonic_ns()}", pure=False)
+                                       scratch, key=f"census-{next(numbers)}-{time.monotonic_ns()}", pure=False)
                 by_key[future.key] = source
                 running.add(future)
 
-        for _ in range(window):
+        for _ in range(options.window or 4 * threads):
             submit_next()
         if progress:
             progress(result)  # the bar appears when the work starts, not at the first finished wheel
@@ -103,29 +120,62 @@ def run_census(sources: Iterable[WheelSource], options: CensusOptions,
             except Exception as exc:  # noqa: BLE001 - KilledWorker and the like: the wheel's row says so
                 rows = _lost(source, exc)
             future.release()
-            sink.add(rows)
+            sink.add(_once_per_hash(rows, done.hashes))
             _count(result, rows)
             result.seconds = time.perf_counter() - started
             if progress:
                 progress(result)
             submit_next()
-    finally:
-        sink.flush()
-        client.close()
-        if cluster is not None:
-            cluster.close()
     result.seconds = time.perf_counter() - started
     return result
 
 
-def _lost(source: WheelSource, exc: Exception) -> dict:
-    identity = {"sha256": source.sha256, "source": source.location, "filename": source.filename,
-                "size": source.size, "audit_seconds": None, "wheelcheck_version": __version__,
-                "audited_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+def _once_per_hash(rows: AuditRows, audited: set[str]) -> AuditRows:
+    """The rows to write: a wheel's findings and ELF rows belong to its bytes, so when the same bytes were
+    audited before (under another URL or name) only the wheel row is written; the tables join on sha256."""
+    sha256 = rows["wheels"][0].get("sha256")
+    if not sha256 or rows["wheels"][0].get("error") is not None:
+        return rows
+    if sha256 in audited:
+        return {**rows, "findings": [], "elf_files": []}
+    audited.add(sha256)
+    return rows
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised in the census so that it unwinds (cluster closed, scratch removed) before the end."""
+
+
+@contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """Within: SIGTERM raises _Terminated, when the process has no handler of its own for it and this is the
+    main thread (the only one Python runs handlers in). Once unwound, the signal is sent again with its
+    default action: the process ends as SIGTERM would have ended it, having cleaned up first."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
+        yield
+        return
+
+    def unwind(_signum: int, _frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the cleaning short
+        raise _Terminated
+
+    signal.signal(signal.SIGTERM, unwind)
+    try:
+        yield
+    except _Terminated:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _lost(source: WheelSource, exc: Exception) -> AuditRows:
+    identity = {**identity_of(source), "audited_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     return error_rows(identity, f"{source.filename}: not audited: {type(exc).__name__}: {str(exc)[:300]}")
 
 
-def _count(result: CensusResult, rows: dict) -> None:
+def _count(result: CensusResult, rows: AuditRows) -> None:
     for row in rows["wheels"]:
         result.audited += 1
         result.bytes += row.get("size") or 0

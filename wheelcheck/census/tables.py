@@ -11,15 +11,17 @@ import os
 import secrets
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from wheelcheck.census.sources import source_key
 from wheelcheck.errors import OutputError
 
-__all__ = ["SCHEMAS", "TABLES", "ParquetSink", "audited_keys"]
+__all__ = ["SCHEMAS", "TABLES", "Done", "ParquetSink", "read_done"]
 
 _families = pa.list_(pa.struct([("family", pa.string()), ("symbols", pa.int64())]))
 _strings = pa.list_(pa.string())
@@ -27,7 +29,8 @@ _strings = pa.list_(pa.string())
 SCHEMAS: dict[str, pa.Schema] = {
     "wheels": pa.schema([
         ("sha256", pa.string()), ("source", pa.string()), ("filename", pa.string()), ("size", pa.int64()),
-        ("name", pa.string()), ("version", pa.string()), ("claimed_tags", _strings), ("deserved_tag", pa.string()),
+        ("declared_sha256", pa.string()), ("name", pa.string()), ("version", pa.string()), ("claimed_tags", _strings),
+        ("deserved_tag", pa.string()),
         ("required_tag", pa.string()), ("passed", pa.bool_()), ("pure", pa.bool_()), ("arch", pa.string()),
         ("libc", pa.string()), ("cxx_abi", pa.string()), ("elf_files", pa.int64()),
         ("exported_symbols", pa.int64()), ("family_exports", _families), ("sbom_components", _strings),
@@ -55,14 +58,29 @@ def _parts(directory: Path) -> list[Path]:
     return sorted(directory.glob("*.parquet")) if directory.is_dir() else []
 
 
-def audited_keys(out_dir: str | Path) -> set[str]:
-    """The sha256 and source of every wheel already in ``out_dir``'s wheels table."""
-    keys: set[str] = set()
+@dataclass
+class Done:
+    """What an output directory already holds: the key of every wheel row (``sources.source_key``), and the
+    sha256 of every wheel audited without error, whose findings and ELF rows are written."""
+
+    keys: set[tuple[str, ...]] = field(default_factory=set)
+    hashes: set[str] = field(default_factory=set)
+
+
+_KEY_COLUMNS = ("sha256", "source", "filename", "declared_sha256", "error")
+
+
+def read_done(out_dir: str | Path) -> Done:
+    done = Done()
     for part in _parts(Path(out_dir) / "wheels"):
-        table = pq.read_table(part, columns=["sha256", "source"])
-        for column in ("sha256", "source"):
-            keys.update(v for v in table.column(column).to_pylist() if v)
-    return keys
+        names = set(pq.read_schema(part).names)
+        rows = pq.read_table(part, columns=[c for c in _KEY_COLUMNS if c in names]).to_pylist()
+        for row in rows:
+            done.keys.add(source_key(row["source"] or "", row["filename"] or "", row["sha256"],
+                                     row.get("declared_sha256")))
+            if row["sha256"] and row.get("error") is None:
+                done.hashes.add(row["sha256"])
+    return done
 
 
 class ParquetSink:
