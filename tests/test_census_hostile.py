@@ -30,7 +30,8 @@ from tests.fixtures.wheels import build_wheel  # noqa: E402
 from wheelcheck.census.engine import CensusOptions, run_census  # noqa: E402
 from wheelcheck.census.fetch import FetchError, fetch, origin_of  # noqa: E402
 from wheelcheck.census.sources import PageLimits, WheelSource, expand_sources  # noqa: E402
-from wheelcheck.census.worker import SCRATCH_PREFIX, audit_source  # noqa: E402
+from wheelcheck.census.scratch import PREFIX as SCRATCH_PREFIX  # noqa: E402
+from wheelcheck.census.worker import audit_source  # noqa: E402
 
 PURE = "py3-none-any"
 ELF_TAG = "cp311-cp311-manylinux_2_17_x86_64"
@@ -417,3 +418,31 @@ def test_a_census_stopped_mid_download_leaves_no_scratch(site, tmp_path, how):
     assert census.returncode == {signal.SIGTERM: -signal.SIGTERM, signal.SIGINT: 130}[how]  # ended as the signal ends it
     assert sorted(p.name for p in scratch.glob(f"{SCRATCH_PREFIX}*")) == []
     assert not any(p.suffix == ".whl" for p in scratch.rglob("*"))
+
+
+MAKE_SCRATCH = ("import sys; from pathlib import Path; from wheelcheck.census.scratch import make_scratch; "
+                "d = make_scratch(sys.argv[1]); Path(d, 'x.whl').write_bytes(b'x'); print(d, flush=True); "
+                "sys.stdin.read()")
+
+
+def test_scratch_of_a_process_killed_outright_is_removed_by_the_next(tmp_path, pure_wheels):
+    """A worker killed outright (SIGKILL, as Dask does past its memory limit) runs no cleanup: the next
+    scratch directory made in the same place removes those whose process has ended, and only those."""
+    parent = tmp_path / "tmp"
+    parent.mkdir()
+    killed, running = (subprocess.Popen([sys.executable, "-c", MAKE_SCRATCH, str(parent)], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True) for _ in range(2))
+    try:
+        dead_dir, live_dir = (Path(p.stdout.readline().strip()) for p in (killed, running))
+        killed.kill()
+        killed.wait()
+        others = [parent / f"{SCRATCH_PREFIX}abcd1234", parent / f"{SCRATCH_PREFIX}{killed.pid}@elsewhere-abcd1234"]
+        for other in others:
+            other.mkdir()
+        source = expand_sources([str(pure_wheels["good"])])[0]
+        assert audit_source(source, {}, scratch=str(parent))["wheels"][0]["passed"] is True
+        assert sorted(parent.iterdir()) == sorted([live_dir, *others])  # another host's, or an unknown owner: kept
+    finally:
+        for process in (killed, running):
+            process.communicate("")
+    assert dead_dir.name.startswith(f"{SCRATCH_PREFIX}{killed.pid}@")

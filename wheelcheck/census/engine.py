@@ -6,7 +6,8 @@ The client keeps a bounded window of tasks in flight, so a census of a whole ind
 future, and it writes rows in batches so a stopped run keeps what it finished.
 
 A stopped run leaves no scratch: on a local cluster the downloads go to one directory the run makes and
-removes when it ends, whether it finishes, raises, is interrupted, or gets SIGTERM.
+removes when it ends, whether it finishes, raises, is interrupted, or gets SIGTERM (what a process killed
+outright leaves, ``census/scratch.py`` removes later).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import itertools
 import os
 import shutil
 import signal
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -30,7 +30,8 @@ from distributed import Client, LocalCluster, as_completed
 from wheelcheck.census.rows import AuditRows, error_rows
 from wheelcheck.census.sources import WheelSource
 from wheelcheck.census.tables import ParquetSink, read_done
-from wheelcheck.census.worker import SCRATCH_PREFIX, audit_source, identity_of
+from wheelcheck.census.scratch import make_scratch
+from wheelcheck.census.worker import audit_source, identity_of
 
 __all__ = ["CensusOptions", "CensusResult", "CensusProgress", "run_census"]
 
@@ -88,7 +89,7 @@ def run_census(sources: Iterable[WheelSource], options: CensusOptions,
     started = time.perf_counter()
     with _sigterm_unwinds(), ExitStack() as stack:
         # a local cluster's workers share this machine: their downloads go to one directory, removed last
-        scratch = None if options.scheduler else tempfile.mkdtemp(prefix=SCRATCH_PREFIX)
+        scratch = None if options.scheduler else make_scratch()
         if scratch is not None:
             stack.callback(shutil.rmtree, scratch, ignore_errors=True)
         client = _client(options, stack)

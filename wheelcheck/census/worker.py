@@ -16,7 +16,6 @@ import resource
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from datetime import datetime, timezone
 from typing import Any
@@ -24,13 +23,13 @@ from typing import Any
 from wheelcheck._version import __version__
 from wheelcheck.census.fetch import FetchError, TooLarge, fetch, origin_of
 from wheelcheck.census.rows import AuditRows, error_rows
+from wheelcheck.census.scratch import make_scratch
 from wheelcheck.census.sources import WheelSource, is_url
 from wheelcheck.wheel.record import file_sha256
 
-__all__ = ["SCRATCH_PREFIX", "WHEEL_MAX_BYTES", "audit_source", "identity_of"]
+__all__ = ["WHEEL_MAX_BYTES", "audit_source", "identity_of"]
 
 WHEEL_MAX_BYTES = 4 << 30  # a download's cap when its index declares no size
-SCRATCH_PREFIX = "wheelcheck-census-"
 
 
 def _now() -> str:
@@ -141,7 +140,7 @@ def audit_source(source: WheelSource, options: dict[str, Any], timeout: float = 
     if source.problem:
         rows = error_rows(identity, source.problem)
     else:
-        directory = tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=scratch)
+        directory = make_scratch(scratch)
         try:
             rows = _fetch_and_audit(source, identity, directory, options, timeout, memory, max_bytes)
         finally:
