@@ -188,3 +188,18 @@ def test_a_member_under_a_graft_name_is_reused_only_with_the_grafts_bytes(build,
         _repair(wheel, tmp_path / "forged", lib_path=[libdir])
     assert graft.member in str(caught.value) and "other bytes" in str(caught.value)
     assert not list((tmp_path / "forged").glob("*.whl"))
+
+
+def test_a_library_file_name_with_control_characters_is_not_grafted(build, tmp_path):
+    """A --lib-path directory is the user's, but its file names become member names of the published wheel:
+    one holding an escape sequence is refused, not copied."""
+    libx = _libx(build)
+    libdir = tmp_path / "libs"
+    libdir.mkdir()
+    odd = libdir / "libx.so.1\x1b[2K"
+    shutil.copyfile(libx, odd)
+    (libdir / "libx.so.1").symlink_to(odd.name)
+    wheel = _wheel(tmp_path, _ext_needing(build, tmp_path, libx))
+    with pytest.raises(RepairError, match="control characters"):
+        _repair(wheel, tmp_path / "out", lib_path=[libdir])
+    assert not list((tmp_path / "out").glob("*.whl"))

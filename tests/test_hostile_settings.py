@@ -117,3 +117,22 @@ def test_repair_names_an_exclude_from_pyproject(needs_libx, tmp_path):
     assert relaxed["source"] == str(project / "pyproject.toml") and "libx.so.1" in relaxed["effect"]
     proc = run_cli("repair", "-q", "-w", tmp_path / "out2", needs_libx, cwd=project)
     assert any(line.startswith('relaxed by settings: exclude = ["libx.*"]') for line in proc.stdout.splitlines())
+
+
+def test_deeply_nested_settings_are_one_line_errors(tmp_path):
+    """tomllib recurses once per level: 100,000 nested arrays in pyproject.toml are a bad settings file."""
+    (tmp_path / "pyproject.toml").write_text("[tool.wheelcheck]\nexclude = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    proc = run_cli("config", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "nested too deep" in proc.stderr
+
+
+def test_policy_and_config_text_is_printed_inert(tmp_path):
+    """A policy's name and a settings file's values are printed through the same escaping as reports."""
+    policy = tmp_path / "p.json"
+    policy.write_text(json.dumps({"name": "team_2_17\n::add-mask::x", "extends": "manylinux_2_17"}))
+    proc = run_cli("policy", "list", "--policy-file", policy)
+    assert proc.returncode == 0 and not any(line.lstrip().startswith("::") for line in proc.stdout.splitlines())
+    assert "team_2_17\\n::add-mask::x" in proc.stdout
+    project = _project(tmp_path, 'plat = "\\u001b[2Kmanylinux_2_17"')
+    proc = run_cli("config", cwd=project)
+    assert "\x1b" not in proc.stdout and "\\x1b[2Kmanylinux_2_17" in proc.stdout

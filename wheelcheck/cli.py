@@ -27,6 +27,7 @@ from wheelcheck.config import Settings, find_pyproject, load_settings, relaxatio
 from wheelcheck.errors import WheelcheckError, one_line
 from wheelcheck.report.audit_json import render_audit_json
 from wheelcheck.report.audit_text import render_audit_text
+from wheelcheck.report.escaping import json_text, text_line
 from wheelcheck.report.progress import may_style, terminal_progress
 from wheelcheck.report.text_lines import Line, as_text
 
@@ -82,6 +83,16 @@ def _fail(message: str) -> NoReturn:
 def _error_line(text: str) -> None:
     """One line on stderr, whatever the names in it hold (newlines, escape sequences)."""
     _console(stderr=True, highlight=False, soft_wrap=True).print(one_line(text), style="bold red", markup=False)
+
+
+def _say(text: str, err: bool = False) -> None:
+    """A line that quotes the input (a policy's name, a settings file's value, an index page), printed inert as
+    the report renderers print theirs (report/escaping.py): one line, whatever the input holds."""
+    typer.echo(text_line(text), err=err)
+
+
+def _say_json(document: object) -> None:
+    typer.echo(json_text(document), nl=False)
 
 
 def _write_output(text: str | bytes, output: Path | None, what: str = "the report") -> None:
@@ -399,11 +410,11 @@ def policy_list(
     if fmt is Format.json:
         rows = [{"name": p.name, "aliases": list(p.aliases), "priority": p.priority, "libc": p.libc,
                  "libc_version": p.libc_version, "arches": sorted(p.symbol_versions)} for p in policies]
-        typer.echo(json.dumps(rows, indent=2))
+        _say_json(rows)
         return
     for p in policies:
         aliases = f" ({', '.join(p.aliases)})" if p.aliases else ""
-        typer.echo(f"{p.name}{aliases}  {p.libc} {p.libc_version}  priority {p.priority}  "
+        _say(f"{p.name}{aliases}  {p.libc} {p.libc_version}  priority {p.priority}  "
                    f"arches: {', '.join(sorted(p.symbol_versions))}")
 
 
@@ -420,7 +431,7 @@ def policy_show(
     policy = policies.find(name)
     if policy is None or policy.is_linux:
         _fail(f"{name}: no such policy (known: {', '.join(policies.names())})")
-    typer.echo(json.dumps(dict(policy.document), indent=2))
+    _say_json(dict(policy.document))
 
 
 @policy_app.command("validate")
@@ -437,13 +448,13 @@ def policy_validate(
     except WheelcheckError as exc:
         _fail(str(exc))
     if fmt is Format.json:
-        typer.echo(json.dumps(result.as_dict(), indent=2))
+        _say_json(result.as_dict())
     else:
         for problem in result.problems:
-            typer.echo(str(problem))
+            _say(str(problem))
         summary = f"{len(result.policies)} policies in {len(result.files)} files"
         errors, warnings = len(result.errors), len(result.warnings)
-        typer.echo(f"{summary}: {errors} problem{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
+        _say(f"{summary}: {errors} problem{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
                    if result.problems else f"{summary}: valid")
     raise typer.Exit(0 if result.ok else 1)
 
@@ -463,9 +474,10 @@ def policy_diff(
     except WheelcheckError as exc:
         _fail(str(exc))
     if fmt is Format.json:
-        typer.echo(json.dumps(result.as_dict(), indent=2))
+        _say_json(result.as_dict())
     else:
-        typer.echo("\n".join(result.text_lines()))
+        for line in result.text_lines():
+            _say(line)
     raise typer.Exit(0 if result.same else 1)
 
 
@@ -494,7 +506,7 @@ def policy_derive(
         err.print(f"left out {version} (defined by {', '.join(sonames)}): no policy may allow it", markup=False)
     for note in result.notes:
         err.print(f"note: {note}", markup=False)
-    _write_output(json.dumps(result.document, indent=2) + "\n", output)
+    _write_output(json_text(result.document), output)
 
 
 @app.command("show")
@@ -525,8 +537,8 @@ def show_command(
         message = (f"{wheel}: not a platform wheel: no ELF file in it (pass --allow-pure-python-wheel to "
                    "answer anyway)")
         if as_json:
-            typer.echo(json.dumps({"version": 1, "wheel": view.wheel, "error": message}))
-        _console(stderr=True, highlight=False, soft_wrap=True).print(f"wheelcheck: {message}", markup=False)
+            typer.echo(json_text({"version": 1, "wheel": view.wheel, "error": message}, indent=None), nl=False)
+        _console(stderr=True, highlight=False, soft_wrap=True).print(text_line(f"wheelcheck: {message}"), markup=False)
         raise typer.Exit(1)
     typer.echo(render_show_json(view) if as_json else render_show_text(view, verbose=verbose), nl=False)
 
@@ -548,11 +560,11 @@ def config_command(
         def view(settings: Settings) -> dict:
             return {k: {"value": settings[k], "source": settings.sources[k]} for k in SETTINGS}
 
-        typer.echo(json.dumps({"pyproject": str(pyproject) if pyproject else None, "settings": view(audit_view),
-                               "repair": view(repair_view), "environment": environment}, indent=2))
+        _say_json({"pyproject": str(pyproject) if pyproject else None, "settings": view(audit_view),
+                   "repair": view(repair_view), "environment": environment})
         return
-    typer.echo(f"[tool.wheelcheck] of {pyproject}" if pyproject else "--isolated: defaults only" if isolated
-               else f"no pyproject.toml in {Path.cwd()} or above: defaults only")
+    _say(f"[tool.wheelcheck] of {pyproject}" if pyproject else "--isolated: defaults only" if isolated
+         else f"no pyproject.toml in {Path.cwd()} or above: defaults only")
     rows = []
     for key in SETTINGS:
         rows.append((key, _shown(audit_view[key]), audit_view.sources[key]))
@@ -565,7 +577,7 @@ def config_command(
         env_row = i >= len(rows) - len(environment)
         if i == len(rows) - len(environment):
             typer.echo("Environment:")
-        typer.echo(f"{key:<{width}}  {value:<{value_width}}  {source if env_row else f'({source})'}")
+        _say(f"{key:<{width}}  {value:<{value_width}}  {source if env_row else f'({source})'}")
     typer.echo("Command-line options override these; audit reads no environment variable.")
 
 
@@ -735,7 +747,7 @@ def census_command(
         wheels = expand_sources(sources, project or (), linux_only=not all_platforms, problems=unreadable,
                                 file_origins=file_origin or ())
         if unreadable:
-            typer.echo(f"wheelcheck: warning: {len(unreadable)} index pages skipped, e.g. {unreadable[0]}", err=True)
+            _say(f"wheelcheck: warning: {len(unreadable)} index pages skipped, e.g. {unreadable[0]}", err=True)
         with census_progress(not quiet) as progress:
             result = run_census(wheels, CensusOptions(out_dir=out_dir, scheduler=scheduler, workers=workers,
                                                       memory_limit=memory_limit, timeout=timeout,
@@ -744,9 +756,9 @@ def census_command(
     except WheelcheckError as exc:
         _fail(str(exc))
     rate = result.audited / result.seconds if result.seconds else 0.0
-    typer.echo(f"census: {result.total} wheels, {result.skipped} already in {out_dir}, {result.audited} audited "
-               f"({result.audited - result.errors - result.failed} pass, {result.failed} fail, {result.errors} "
-               f"errors) in {result.seconds:.1f} s, {rate:.2f} wheels/s")
+    _say(f"census: {result.total} wheels, {result.skipped} already in {out_dir}, {result.audited} audited "
+         f"({result.audited - result.errors - result.failed} pass, {result.failed} fail, {result.errors} "
+         f"errors) in {result.seconds:.1f} s, {rate:.2f} wheels/s")
 
 
 # Where the one line about an internal error sends people (the project's issue tracker)

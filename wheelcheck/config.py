@@ -153,6 +153,8 @@ def _read_table(path: Path) -> dict[str, Any]:
         raise UsageError(str(path), f"cannot read ({exc})") from None
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(str(path), f"not valid TOML ({exc})") from None
+    except RecursionError:  # tomllib recurses once per level of nested arrays and tables
+        raise UsageError(str(path), "not valid TOML (nested too deep)") from None
     table = doc.get("tool", {}).get("wheelcheck", {})
     if not isinstance(table, dict):
         raise UsageError(str(path), "[tool.wheelcheck] must be a table")

@@ -10,6 +10,7 @@ becomes an ElfInfo whose symbol table holds only those exports: all that binding
 from __future__ import annotations
 
 import gzip
+import io
 import json
 from array import array
 from collections.abc import Mapping
@@ -73,17 +74,31 @@ def build_manifest(dist: Distribution, comments: Mapping[str, tuple[str, ...]]) 
             "files": files}
 
 
+MAX_MANIFEST_SIZE = 512 << 20  # a manifest of the largest host libraries is tens of MB
+
+
+def _gunzipped(raw: bytes, origin: str) -> bytes:
+    """A gzip-compressed manifest inflated, refusing one that would inflate past MAX_MANIFEST_SIZE."""
+    with gzip.GzipFile(fileobj=io.BytesIO(raw)) as f:
+        text = f.read(MAX_MANIFEST_SIZE + 1)
+    if len(text) > MAX_MANIFEST_SIZE:
+        raise UsageError(origin, f"inflates to more than {MAX_MANIFEST_SIZE} bytes: not an ABI manifest")
+    return text
+
+
 def read_manifest(path: str | Path) -> Distribution:
     """The Distribution a manifest describes. UsageError when it is not one."""
     path = Path(path)
     try:
         raw = path.read_bytes()
-        text = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
+        text = _gunzipped(raw, str(path)) if raw[:2] == b"\x1f\x8b" else raw
         doc = json.loads(text)
     except OSError as exc:
         raise UsageError(str(path), f"cannot read it ({exc.strerror or exc})") from None
     except (ValueError, EOFError, gzip.BadGzipFile) as exc:
         raise UsageError(str(path), f"not a JSON ABI manifest ({exc})") from None
+    except RecursionError:  # the json module recurses once per level of nesting
+        raise UsageError(str(path), "not a JSON ABI manifest (nested too deep)") from None
     if not isinstance(doc, dict) or doc.get("kind") != MANIFEST_KIND:
         kind = doc.get("kind") if isinstance(doc, dict) else None
         raise UsageError(str(path), f"not a wheelcheck ABI manifest (kind {kind!r})")

@@ -186,7 +186,10 @@ def _grafts(chosen: dict[str, HostLibrary], libs_dir: str, members: set[str]):
         by_file.setdefault(lib.realpath, []).append(lib)
     renames: dict[str, str] = {}
     for libs in by_file.values():
-        new_name = hashed_name(posixpath.basename(libs[0].realpath), libs[0].sha256)
+        base = posixpath.basename(libs[0].realpath)
+        if not base.isprintable():  # it would become a member name of the published wheel
+            raise RepairError(libs[0].path, f"has a file name with control characters ({base!r}): not grafted")
+        new_name = hashed_name(base, libs[0].sha256)
         for lib in libs:
             renames[lib.soname] = new_name
     grafts = []

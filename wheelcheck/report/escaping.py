@@ -76,6 +76,6 @@ def sarif_text(text: str) -> str:
     return _SARIF_SPECIAL.sub(r"\\\1", one_line(text))
 
 
-def json_text(document: Any, indent: int = 2) -> str:
+def json_text(document: Any, indent: int | None = 2) -> str:
     """``document`` as indented JSON (and a final newline) that a job log shows and never obeys."""
     return json.dumps(document, indent=indent).replace(_LEGACY_COMMAND, "#\\u0023[") + "\n"
