@@ -16,6 +16,7 @@ from wheelcheck.audit.file_analyses import analyse_file
 from wheelcheck.audit.verdict import assess
 from wheelcheck.errors import UsageError, WheelcheckError
 from wheelcheck.wheel.parallel_wheels import map_wheels
+from wheelcheck.audit.suppression import suppress
 from wheelcheck.policy.policy_loader import load_policy_file, refuse_standard_names
 from wheelcheck.policy.policy_model import PolicySet
 from wheelcheck.policy.registry import bundled_policies
@@ -136,6 +137,7 @@ def audit_wheel(path: str | Path, options: AuditOptions, progress: WheelProgress
             options = _with_external(model, options)
         judged = assess(model, options)
         report = judged.report
+        suppress(report, options.suppressions, options.fail_on)
         exposures = {member: analysis.exposure for member, analysis in judged.analyses.items()}
         report.components = [c.to_dict() for c in wheel_bill_of_materials(model, path, exposures).components]
     except UsageError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 import json
 import os
 import signal
@@ -23,7 +24,8 @@ if TYPE_CHECKING:
 from wheelcheck._version import __version__
 from wheelcheck.api import audit_wheels, load_policies
 from wheelcheck.audit.audit_options import AuditOptions
-from wheelcheck.config import Settings, find_pyproject, load_settings, relaxations
+from wheelcheck.audit.suppression import Suppressions, baseline_document
+from wheelcheck.config import Settings, find_pyproject, known_rules, load_settings, relaxations, suppressions_of
 from wheelcheck.errors import WheelcheckError, one_line
 from wheelcheck.report.audit_json import render_audit_json
 from wheelcheck.report.audit_text import render_audit_text
@@ -205,6 +207,10 @@ def audit_command(
     disable_isa_ext_check: Annotated[bool, typer.Option("--disable-isa-ext-check", help="Do not check the x86-64 ISA level (x86-64-v2 and above).")] = False,
     any_platform_tag: Annotated[Optional[bool], typer.Option("--any-platform-tag/--pypi-platform-tags", help="Accept platform tags the package index refuses (linux_x86_64), for a private index that takes them (default: [tool.wheelcheck] any-platform-tag, else off).")] = None,
     max_wheel_size: Annotated[Optional[int], typer.Option("--max-wheel-size", metavar="MB", min=1, help="Warn about wheels larger than this many MB (default: [tool.wheelcheck] max-wheel-size, else 100, the package index's default limit).")] = None,
+    ignore: Annotated[Optional[list[str]], typer.Option("--ignore", metavar="RULE", help="Suppress this rule's findings (repeatable, or comma-separated); they are counted and named in the report. Replaces [tool.wheelcheck] ignore.")] = None,
+    per_file_ignores: Annotated[Optional[list[str]], typer.Option("--per-file-ignores", metavar="GLOB:RULES", help="Suppress these rules (comma-separated) in members matching GLOB (repeatable). Replaces [tool.wheelcheck] per-file-ignores.")] = None,
+    baseline: Annotated[Optional[Path], typer.Option("--baseline", help="Suppress the findings this baseline file lists: known ones pass, new ones fail.")] = None,
+    write_baseline: Annotated[Optional[Path], typer.Option("--write-baseline", help="Write the warnings and errors of this audit to this baseline file, and exit 0.")] = None,
 ) -> None:
     """Judge each wheel against the policies. Exit status: 0 all pass, 1 a wheel fails, 2 bad input."""
     verbose = _verbosity(ctx, verbose)
@@ -214,7 +220,9 @@ def audit_command(
         fmt = AuditFormat.json
     settings = _settings(config, {"plat": plat, "policy-file": _str(policy_file), "exclude": exclude,
                                   "lib-path": lib_path, "format": _value(fmt), "fail-on": _value(fail_on),
-                                  "any-platform-tag": any_platform_tag, "max-wheel-size": max_wheel_size},
+                                  "any-platform-tag": any_platform_tag, "max-wheel-size": max_wheel_size,
+                                  "ignore": _rule_list(ignore), "per-file-ignores": _per_file(per_file_ignores),
+                                  "baseline": _str(baseline)},
                          isolated=isolated)
     fmt = AuditFormat(settings["format"])
     extra = [_report_target(spec) for spec in reports or ()]
@@ -223,13 +231,20 @@ def audit_command(
                                exclude=settings["exclude"], lib_path=settings["lib-path"], jobs=jobs,
                                cxx_abi=_value(cxx_abi), fail_on=settings["fail-on"],
                                isa_check=not disable_isa_ext_check, any_platform_tag=settings["any-platform-tag"],
-                               max_wheel_size=settings["max-wheel-size"])
+                               max_wheel_size=settings["max-wheel-size"],
+                               suppressions=_suppressions(settings, writing_baseline=write_baseline is not None))
         with terminal_progress(fmt is AuditFormat.text and not quiet) as progress:
             report = audit_wheels(paths, options, progress)
     except WheelcheckError as exc:
         _fail(str(exc))
+    if write_baseline is not None:
+        _write_output(json_text(baseline_document(report.wheels)), write_baseline, "the baseline")
+        count = len(baseline_document(report.wheels)["findings"])
+        _say(f"wrote a baseline of {count} finding{'s' * (count != 1)} to {write_baseline}", err=True)
+        raise typer.Exit(2 if report.exit_code == 2 else 0)
     excluded = (f.subject or "" for w in report.wheels for f in w.findings if f.rule == "excluded-library")
-    report.relaxed_by = relaxations(settings, excluded, options.policies.names())
+    report.relaxed_by = relaxations(settings, excluded, options.policies.names(),
+                                    [s for w in report.wheels for s in w.suppressed])
     verbosity = -1 if quiet else verbose
     for extra_fmt, path in extra:
         _write_output(_rendered(report, extra_fmt, verbosity), path)
@@ -241,6 +256,43 @@ def audit_command(
         if wheel.error is not None:
             _error_line(f"wheelcheck: error: {wheel.error}")
     raise typer.Exit(report.exit_code)
+
+
+def _rule_list(values: list[str] | None) -> list[str] | None:
+    """--ignore values: repeatable and comma-separated, each a rule id of the rules reference."""
+    if not values:
+        return None
+    rules = [r.strip() for value in values for r in value.split(",") if r.strip()]
+    try:
+        return known_rules(rules, "--ignore")
+    except WheelcheckError as exc:
+        _fail(str(exc))
+
+
+def _per_file(values: list[str] | None) -> dict[str, list[str]] | None:
+    """--per-file-ignores GLOB:RULE[,RULE] values as the setting's table."""
+    if not values:
+        return None
+    table: dict[str, list[str]] = {}
+    for value in values:
+        glob, sep, rules = value.rpartition(":")
+        if not sep or not glob or not rules:
+            _fail(f"--per-file-ignores {value}: expected GLOB:RULE[,RULE...]")
+        try:
+            table.setdefault(glob, []).extend(known_rules([r.strip() for r in rules.split(",") if r.strip()],
+                                                          "--per-file-ignores"))
+        except WheelcheckError as exc:
+            _fail(str(exc))
+    return table
+
+
+def _suppressions(settings: Settings, writing_baseline: bool) -> Suppressions:
+    """What the settings suppress; a baseline being written takes no baseline, so it lists every finding."""
+    try:
+        found = suppressions_of(settings)
+    except WheelcheckError as exc:
+        _fail(str(exc))
+    return replace(found, baseline=frozenset()) if writing_baseline else found
 
 
 def _report_target(spec: str) -> tuple[AuditFormat, Path]:

@@ -19,15 +19,17 @@ from pathlib import Path
 from typing import Any
 
 from wheelcheck.audit.findings import Relaxation
+from wheelcheck.audit.suppression import Suppressions, read_baseline
 from wheelcheck.errors import UsageError
 
-__all__ = ["ENVIRONMENT", "SETTINGS", "Setting", "Settings", "find_pyproject", "load_settings", "relaxations"]
+__all__ = ["ENVIRONMENT", "SETTINGS", "Setting", "Settings", "find_pyproject", "load_settings", "relaxations",
+           "known_rules", "suppressions_of"]
 
 
 @dataclass(frozen=True)
 class Setting:
     key: str
-    kind: type  # str, bool, int or list (of str)
+    kind: type  # str, bool, int, list (of str) or dict (of str to list of str)
     default: Any
     help: str
     choices: tuple[str, ...] = ()
@@ -52,6 +54,9 @@ SETTINGS = {s.key: s for s in (
             "audit: the target index takes platform tags the package index refuses (linux_*)"),
     Setting("max-wheel-size", int, 100, "audit: the wheel size in MB above which a wheel-size warning is given",
             bounds=(1, 1_000_000)),
+    Setting("ignore", list, [], "audit: rule ids whose findings are suppressed (counted and named in the report)"),
+    Setting("per-file-ignores", dict, {}, "audit: member globs to rule ids suppressed in those members"),
+    Setting("baseline", str, None, "audit: a baseline file of known findings, which are suppressed", is_path=True),
 )}
 
 # Variables wheelcheck reads besides the settings' own: name -> what it does (shown by `wheelcheck config`)
@@ -72,12 +77,26 @@ class Settings:
         return self.values[key]
 
 
-def relaxations(settings: Settings, excluded: Iterable[str], policy_names: Iterable[str]) -> list[Relaxation]:
+def relaxations(settings: Settings, excluded: Iterable[str], policy_names: Iterable[str],
+                suppressed: Iterable[Any] = ()) -> list[Relaxation]:
     """The settings of a run that a configuration file made more lenient than the defaults, each with its source
     and what it did there (``excluded``: the needed libraries ``exclude`` let through): a repository's
     pyproject.toml is its contributors' to change, so a gate says when it was relaxed. What the command line or
     the environment set is the job's own choice, and is not listed."""
-    return [r for r in _relaxing(settings, excluded, policy_names) if _from_a_file(settings.sources[r.setting])]
+    relaxing = _relaxing(settings, excluded, policy_names) + _suppressing(settings, list(suppressed))
+    return [r for r in relaxing if _from_a_file(settings.sources[r.setting])]
+
+
+def _suppressing(settings: Settings, suppressed: list[Any]) -> list[Relaxation]:
+    out = []
+    for key, shown in (("ignore", json.dumps(settings["ignore"])),
+                       ("per-file-ignores", json.dumps(settings["per-file-ignores"])),
+                       ("baseline", json.dumps(settings["baseline"]))):
+        if settings[key]:
+            count = sum(1 for s in suppressed if s.by.split()[0] == key)
+            out.append(Relaxation(key, shown, settings.sources[key],
+                                  f"{count} finding{'s' * (count != 1)} suppressed"))
+    return out
 
 
 def _from_a_file(source: str) -> bool:
@@ -102,6 +121,30 @@ def _relaxing(settings: Settings, excluded: Iterable[str], policy_names: Iterabl
                               f"wheels judged against its policies ({_listed(sorted(policy_names))}) instead of "
                               "the bundled ones"))
     return out
+
+
+def known_rules(rules: Iterable[str], where: str) -> list[str]:
+    """``rules`` if each is a rule id of the rules reference; a UsageError naming the first that is not, so a typo
+    never silently suppresses nothing."""
+    from wheelcheck.data import load_table
+
+    ids = {rule["id"] for rule in load_table("rules.json")["rules"]}
+    rules = list(rules)
+    for rule in rules:
+        if rule not in ids:
+            raise UsageError(where, f"{rule!r} is no rule id (`wheelcheck rules` lists them)")
+    return rules
+
+
+def suppressions_of(settings: Settings) -> Suppressions:
+    """The suppressions ``settings`` ask for, the baseline file read."""
+    baseline = settings["baseline"]
+    return Suppressions(ignore=tuple(settings["ignore"]),
+                        per_file=tuple((glob, tuple(rules)) for glob, rules in settings["per-file-ignores"].items()),
+                        baseline=read_baseline(baseline) if baseline else frozenset(),
+                        sources={"ignore": settings.sources["ignore"],
+                                 "per-file-ignores": settings.sources["per-file-ignores"],
+                                 "baseline": str(baseline or "")})
 
 
 def _listed(names: list[str], shown: int = 5) -> str:
@@ -192,12 +235,22 @@ def _relative_to(folder: Path, value: Any) -> Any:
 
 def _checked(path: Path, setting: Setting, value: Any) -> Any:
     where = f"[tool.wheelcheck] {setting.key}"
+    if setting.kind is dict:
+        if not isinstance(value, dict):
+            raise UsageError(str(path), f"{where} must be a table of member globs to rule ids")
+        table = {}
+        for glob, rules in value.items():
+            rules = [rules] if isinstance(rules, str) else rules
+            if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
+                raise UsageError(str(path), f"{where} {glob!r} must be a rule id or a list of rule ids")
+            table[glob] = known_rules(rules, f"{path}: {where}")
+        return table
     if setting.kind is list:
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise UsageError(str(path), f"{where} must be a string or a list of strings")
-        return value
+        return known_rules(value, f"{path}: {where}") if setting.key == "ignore" else value
     if setting.kind is bool and not isinstance(value, bool):
         raise UsageError(str(path), f"{where} must be true or false")
     if setting.kind is int:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from wheelcheck.audit.findings import SEVERITIES
 from wheelcheck.elf.elf_info import ElfInfo
+from wheelcheck.audit.suppression import Suppressions
 from wheelcheck.errors import UsageError
 from wheelcheck.policy.policy_model import Policy, PolicySet
 from wheelcheck.policy.registry import bundled_policies
@@ -32,6 +33,7 @@ class AuditOptions:
     isa_check: bool = True  # False (--disable-isa-ext-check): an x86-64 ISA level above the baseline is allowed
     any_platform_tag: bool = False  # True: the target index takes platform tags the package index refuses (linux_*)
     max_wheel_size: int = 100  # MB: a larger wheel gets a wheel-size warning (the package index's default limit)
+    suppressions: Suppressions = field(default_factory=Suppressions)  # ignore, per-file-ignores, a baseline
     # what was found on lib_path for the wheel being judged: filled per wheel, never by the caller
     external: Mapping[str, ElfInfo] = field(default_factory=dict)
 

@@ -16,8 +16,8 @@ __all__ = ["Finding", "FileReport", "WheelReport", "AuditReport", "Relaxation", 
            "SCHEMA_MINOR", "reaches", "rule_why"]
 
 SCHEMA_VERSION = 2  # bumped on a change that is not an addition
-SCHEMA_MINOR = 5  # bumped on each addition: 1 added the wheels' components (bill of materials), 2 the dlopen status
-# fallback, 3 the dlopen status no-loader, 4 required_met, 5 relaxed_by
+SCHEMA_MINOR = 6  # bumped on each addition: 1 added the wheels' components (bill of materials), 2 the dlopen status
+# fallback, 3 the dlopen status no-loader, 4 required_met, 5 relaxed_by, 6 each wheel's suppressed findings
 SEVERITIES = ("info", "warning", "error")
 
 
@@ -107,6 +107,9 @@ class WheelReport:
     files: list[FileReport] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     components: list[dict[str, Any]] = field(default_factory=list)  # the bill of materials (sbom/), as JSON objects
+    # findings the settings or a baseline suppressed (audit/suppression.py Suppressed): out of ``findings`` and of
+    # ``passed``, still reported
+    suppressed: list[Any] = field(default_factory=list)
     error: str | None = None  # bad input: the one-line problem; nothing else is meaningful then
     seconds: float | None = None  # how long reading and judging it took (the API measures it)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from wheelcheck.audit.finding_groups import FindingGroup, summarize
 from wheelcheck.audit.findings import AuditReport, WheelReport
 from wheelcheck.report.escaping import md_code, md_text
+from wheelcheck.report.audit_text import suppressed_summary
 from wheelcheck.report.finding_lines import describe_files
 
 __all__ = ["render_audit_markdown"]
@@ -35,6 +36,11 @@ def render_audit_markdown(report: AuditReport) -> str:
     if report.relaxed_by:  # said before the details: a relaxed gate is read as such
         lines += ["", "**Relaxed by settings:**", ""]
         lines += [f"- {md_text(r.describe())}" for r in report.relaxed_by]
+    quieted = [w for w in report.wheels if w.error is None and w.suppressed]
+    if quieted:
+        lines += ["", "**Suppressed:**", ""]
+        lines += [f"- {md_code(w.filename, in_table=False)}: {md_text(suppressed_summary(w.suppressed))}"
+                  for w in quieted]
     for w in report.wheels:
         lines.extend(_wheel_section(w, report.fail_on == "info"))
     return "\n".join(lines) + "\n"

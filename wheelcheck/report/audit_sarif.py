@@ -48,6 +48,8 @@ def sarif_log(report: AuditReport, *, base: Path | None = None) -> dict:
     rules = load_table("rules.json")["rules"]
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     results = [_result(w, f, index, base) for w in report.wheels if w.error is None for f in w.findings]
+    results += [_suppressed_result(w, s, index, base) for w in report.wheels if w.error is None
+                for s in w.suppressed]
     notifications = [{"level": "error", "message": {"text": sarif_text(w.error)},
                       "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(w, base)}}}]}
                      for w in report.wheels if w.error is not None]
@@ -103,6 +105,15 @@ def _result(wheel: WheelReport, finding: Finding, index: dict[str, int], base: P
     }
     if finding.rule in index:
         result["ruleIndex"] = index[finding.rule]
+    return result
+
+
+def _suppressed_result(wheel: WheelReport, suppressed: Any, index: dict[str, int], base: Path | None) -> dict:
+    """A suppressed finding as SARIF says one (code scanning shows it closed): the result, and why it is
+    suppressed."""
+    finding = Finding(suppressed.rule, suppressed.severity, suppressed.file, suppressed.message)
+    result = _result(wheel, finding, index, base)
+    result["suppressions"] = [{"kind": "external", "justification": sarif_text(f"{suppressed.by} ({suppressed.source})")}]
     return result
 
 

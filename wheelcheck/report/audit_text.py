@@ -77,7 +77,20 @@ def _summary(wheel: WheelReport, with_info: bool) -> list[Line]:
     if s.elf_files:
         out.append(Line(f"  exposure: {plural(s.exported_symbols, 'exported symbol')}; leaked library families: "
                         f"{leaked or 'none'}", "dim"))
+    if wheel.suppressed:
+        out.append(Line(f"  suppressed: {suppressed_summary(wheel.suppressed)}", "yellow"))
     return out
+
+
+def suppressed_summary(suppressed: list) -> str:
+    """'3 findings (ignore: record-hash-hex 2, from pyproject.toml; baseline: symbol-version 1, from b.json)'."""
+    by: dict[tuple[str, str], dict[str, int]] = {}
+    for s in suppressed:
+        rules = by.setdefault((s.by, s.source), {})
+        rules[s.rule] = rules.get(s.rule, 0) + 1
+    parts = [f"{how}: {', '.join(f'{rule} {n}' for rule, n in rules.items())}, from {source}"
+             for (how, source), rules in by.items()]
+    return f"{plural(len(suppressed), 'finding')} ({'; '.join(parts)})"
 
 
 def _table(report: AuditReport) -> list[Line]:
