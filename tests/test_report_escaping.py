@@ -46,8 +46,9 @@ def hostile(build, tmp_path_factory) -> dict[str, Path]:
                           "hostile_ext.so", libs=(lib_a, lib_b))
     libs = root / "libs"
     libs.mkdir()
-    for lib in (lib_a, lib_b):
-        shutil.copy(lib, libs / lib.name)
+    for i, lib in enumerate((lib_a, lib_b)):  # repair grafts no file whose own name holds control characters:
+        shutil.copy(lib, libs / f"libreal{i}.so")  # the hostile sonames are links to plain files, as a
+        (libs / lib.name).symlink_to(f"libreal{i}.so")  # distribution's libfoo.so.1 links to libfoo.so.1.2
     members = {MEMBER_A: ext, MEMBER_B: ext, "pkg/__init__.py": b""}
     return {"wheel": build_wheel(root / "dist", "hostile", "1.0", TAG, members),
             "twin": build_wheel(root / "twin", "hostile_twin", "1.0", TAG, members), "libs": libs}

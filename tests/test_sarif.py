@@ -5,6 +5,7 @@ Also --format markdown, the same summary the GitHub Action writes."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from importlib import resources
 
 import pytest
@@ -48,7 +49,8 @@ def test_sarif_validates_and_has_one_result_per_finding(dist):
     (run,) = log["runs"]
     rules = run["tool"]["driver"]["rules"]
     assert [r["id"] for r in rules] == rule_ids()  # the whole rules reference, in its order
-    findings = [(w, f) for w in report["wheels"] for f in w["findings"]]
+    # at warning and error: an info (why a tag is not better) asks for no action, and each result is an alert
+    findings = [(w, f) for w in report["wheels"] for f in w["findings"] if f["severity"] != "info"]
     assert len(run["results"]) == len(findings) >= 2
     levels = {"error": "error", "warning": "warning", "info": "note"}
     for result, (wheel, finding) in zip(run["results"], findings):
@@ -133,3 +135,13 @@ def test_several_outputs_from_one_audit(dist, tmp_path):
     assert (tmp_path / "s.md").read_text() == run_cli("audit", "dist", "--format", "markdown", cwd=dist).stdout
     bad = run_cli("audit", "dist", "--report", "pdf:x.pdf", cwd=dist)
     assert bad.returncode == 2 and "--report pdf:x.pdf" in bad.stderr
+
+
+def test_infos_are_results_only_when_they_fail_a_wheel():
+    """The sample tagged manylinux_2_31 has one info (GLIBC_2.29 binds its tag): no alert for a passing wheel,
+    a note when --fail-on info makes infos fail it."""
+    sample = Path(__file__).resolve().parents[1] / "samples" / "demo_ext-1.0-cp311-cp311-manylinux_2_31_x86_64.whl"
+    quiet = json.loads(run_cli("audit", sample, "--format", "sarif").stdout)
+    assert quiet["runs"][0]["results"] == []
+    strict = json.loads(run_cli("audit", sample, "--format", "sarif", "--fail-on", "info").stdout)
+    assert [(r["ruleId"], r["level"]) for r in strict["runs"][0]["results"]] == [("symbol-version", "note")]

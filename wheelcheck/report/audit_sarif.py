@@ -1,7 +1,9 @@
 """SARIF 2.1.0 rendering, for GitHub code scanning and other SARIF viewers.
 
 One run; ``tool.driver.rules`` is the whole rules reference (data/rules.json), in its order, so a rule's
-index is stable; one result per finding.
+index is stable; one result per finding at error and warning, and at info too when ``--fail-on info`` makes
+infos fail a wheel (every result is an alert in code scanning, and infos say why a tag is not better, which
+needs no action). A suppressed finding is a result with a ``suppressions`` entry.
 
 Where a result points: a finding is about a member *inside* a wheel, and no SARIF consumer we target can
 open a zip. GitHub code scanning wants a physical location whose ``artifactLocation.uri`` is "a file either
@@ -47,9 +49,12 @@ def sarif_log(report: AuditReport, *, base: Path | None = None) -> dict:
 
     rules = load_table("rules.json")["rules"]
     index = {rule["id"]: i for i, rule in enumerate(rules)}
-    results = [_result(w, f, index, base) for w in report.wheels if w.error is None for f in w.findings]
+    # code scanning makes every result an alert: infos (why a tag is not better) only when they can fail a wheel
+    shown = ("error", "warning", "info") if report.fail_on == "info" else ("error", "warning")
+    results = [_result(w, f, index, base) for w in report.wheels if w.error is None for f in w.findings
+               if f.severity in shown]
     results += [_suppressed_result(w, s, index, base) for w in report.wheels if w.error is None
-                for s in w.suppressed]
+                for s in w.suppressed if s.severity in shown]
     notifications = [{"level": "error", "message": {"text": sarif_text(w.error)},
                       "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(w, base)}}}]}
                      for w in report.wheels if w.error is not None]
