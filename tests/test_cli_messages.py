@@ -15,7 +15,7 @@ import typer
 from typer.testing import CliRunner
 
 from tests.fixtures.wheels import not_a_zip
-from tests.helpers import ROOT, run_cli
+from tests.helpers import ROOT, run_cli, run_cli_process
 from wheelcheck.cli import app
 
 SAMPLE = ROOT / "samples" / "demo_ext-1.0-cp311-cp311-linux_x86_64.whl"
@@ -173,3 +173,29 @@ def test_audit_json_is_format_json():
     assert first == second and first["wheels"][0]["filename"] == SAMPLE.name
     both = run_cli("audit", "--json", "--format", "sarif", SAMPLE)
     assert both.returncode == 2 and "--json and --format sarif ask for two formats" in both.stderr
+
+
+@pytest.mark.parametrize("args, said", [
+    (["audit", "--badflag", "x.whl"], "wheelcheck audit: No such option: --badflag (see 'wheelcheck audit --help')"),
+    (["audti", "x.whl"], "wheelcheck: No such command 'audti'. Did you mean 'audit'?"),
+    (["audit", "--fail-on", "fatal", "x.whl"], "Invalid value for '--fail-on'"),
+    (["repair"], "wheelcheck repair: Missing argument"),
+])
+def test_usage_errors_take_one_line(args, said):
+    proc = run_cli_process(*args)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("wheelcheck: error: ") and said in proc.stderr
+
+
+def test_one_flag_vocabulary_across_commands(tmp_path):
+    """-o/--output and -q/--quiet mean the same wherever a command writes a report."""
+    out = tmp_path / "r.txt"
+    assert run_cli("audit", TAGGED, "-o", out).returncode == 0 and out.read_text().startswith(TAGGED.name)
+    for command in (["conflicts", TAGGED, TAGGED], ["compat", TAGGED]):
+        out = tmp_path / f"{command[0]}.txt"
+        proc = run_cli(*command, "-o", out)
+        assert out.exists(), proc.stderr
+        quiet = run_cli(*command, "-q")
+        assert quiet.stdout.strip() and len(quiet.stdout.strip().splitlines()) <= len(out.read_text().splitlines())
+    quiet = run_cli("sbom", "--format", "table", "-q", SAMPLE)
+    assert quiet.stdout.strip().splitlines() == [f"{SAMPLE.name}: 0 third-party components"]

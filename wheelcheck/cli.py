@@ -196,7 +196,7 @@ def audit_command(
     fmt: Annotated[Optional[AuditFormat], typer.Option("--format", help="Output format (default: text).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Same as --format json (what auditwheel show users type).")] = False,
     fail_on: Annotated[Optional[Severity], typer.Option("--fail-on", help="The lowest finding severity that fails a wheel (default: error).")] = None,
-    output: Annotated[Optional[Path], typer.Option(help="Write the report to this file instead of stdout.")] = None,
+    output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write the report to this file instead of stdout.")] = None,
     jobs: Annotated[Optional[int], typer.Option(help="Work at once: members streamed per wheel (threads), a large wheel's members and analyses shared out (processes), wheels audited at once (processes); default: one per core; 1 keeps everything in this process.", min=1)] = None,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print only the verdict lines.")] = False,
     verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="-v: every file of each group of findings, and the info findings (why the tag is not better); -vv: also per-file details and every symbol.")] = 0,
@@ -422,6 +422,7 @@ def sbom_command(
     output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write the document to this file instead of stdout.")] = None,
     jobs: Annotated[Optional[int], typer.Option(help="Members streamed at once (threads), a large wheel's members read on that many processes; default: one per core.", min=1)] = None,
     verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="table: every piece of evidence, whole.")] = 0,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="table: a line per wheel, without its components.")] = False,
 ) -> None:
     """List the third-party code in wheels: vendored libraries and statically linked copies, with the versions the binaries state. Exit 0, or 2 on bad input."""
     from wheelcheck.api import sbom
@@ -433,7 +434,7 @@ def sbom_command(
         with terminal_progress(fmt is SbomFormat.table and output is None) as progress:
             boms = sbom(paths, jobs=jobs, progress=progress)
         if fmt is SbomFormat.table:
-            _print_lines(render_sbom_text(boms, verbosity=verbose), output)
+            _print_lines(render_sbom_text(boms, verbosity=-1 if quiet else verbose), output)
             return
         text = cyclonedx_json(boms) if fmt is SbomFormat.cyclonedx else render_spdx(boms)
     except WheelcheckError as exc:
@@ -682,10 +683,11 @@ def conflicts_command(
     paths: Annotated[Optional[list[str]], typer.Argument(help="Wheels (files, globs, directories); with --env: Python executables or site-packages directories.")] = None,
     env: Annotated[bool, typer.Option("--env", help="Compare the distributions installed in an environment (default: the active virtual environment's, else this interpreter's).")] = False,
     fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
-    output: Annotated[Optional[Path], typer.Option(help="Write the report to this file instead of stdout.")] = None,
+    output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write the report to this file instead of stdout.")] = None,
     fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 when a finding is at or above this severity.")] = FailOn.error,
     jobs: Annotated[Optional[int], typer.Option(help="Wheels read at once (processes) and members streamed at once per wheel (threads); default: one per core.", min=1)] = None,
     verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="-v: also info findings and example symbols; -vv: every file.")] = 0,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print only the summary line.")] = False,
 ) -> None:
     """Find what will collide when distributions share one process. Exit status: 1 on a finding at or above --fail-on, 2 bad input."""
     from wheelcheck.api import conflicts_between
@@ -701,7 +703,7 @@ def conflicts_command(
     if fmt is Format.json:
         _write_output(render_conflicts_json(report), output)
     else:
-        _print_lines(render_conflicts_text(report, verbosity=_verbosity(ctx, verbose)), output)
+        _print_lines(render_conflicts_text(report, verbosity=-1 if quiet else _verbosity(ctx, verbose)), output)
     raise typer.Exit(report.exit_code)
 
 
@@ -716,10 +718,11 @@ def compat_command(
     paths: Annotated[Optional[list[str]], typer.Argument(metavar="WHEEL_OR_DIST", help="Wheels (files, globs, directories) and ABI manifests (*.json from `wheelcheck abi`); with --env also names of installed distributions to judge.")] = None,
     env: Annotated[Optional[str], typer.Option("--env", metavar="PYTHON", help="Also take the distributions installed for this Python executable (or site-packages directory); a wheel given replaces the installed distribution of its name.")] = None,
     fmt: Annotated[CompatFormat, typer.Option("--format", help="Output format.")] = CompatFormat.text,
-    output: Annotated[Optional[Path], typer.Option(help="Write the report to this file instead of stdout.")] = None,
+    output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write the report to this file instead of stdout.")] = None,
     policy_file: Annotated[Optional[Path], typer.Option(help="Take the libraries every system has (and the libstdc++ of each platform tag) from the policies in this file.")] = None,
     jobs: Annotated[Optional[int], typer.Option(help="Members streamed at once per wheel (threads; a large wheel's on that many processes), installed files read at once (processes); default: one per core.", min=1)] = None,
     verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="Also satisfied pins, info findings, and how each library was found.")] = 0,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print only each pair's verdict and the summary.")] = False,
 ) -> None:
     """Check that each extension or plugin loads beside its host. The host is the distributions given. Exit status: 0 every one loads, 1 one will fail, 2 one cannot be told (or bad input)."""
     from wheelcheck.api import compat
@@ -736,7 +739,7 @@ def compat_command(
     elif fmt is CompatFormat.sarif:
         _write_output(render_compat_sarif(report, base=Path.cwd()), output)
     else:
-        _print_lines(render_compat_text(report, verbosity=verbose), output)
+        _print_lines(render_compat_text(report, verbosity=-1 if quiet else verbose), output)
     raise typer.Exit(report.exit_code)
 
 
@@ -827,10 +830,23 @@ def main() -> None:
 
     return_large_buffers()
     try:
-        only_the_command(app, sys.argv[1:])()
-    except Exception as exc:  # a bug: anything the commands did not turn into a WheelcheckError
-        _error_line(internal_error_line(exc))
+        code = only_the_command(app, sys.argv[1:])(standalone_mode=False, prog_name="wheelcheck")
+    except Exception as exc:
+        # click's exceptions, told by name: typer runs its own copy of click, whose classes are not click's
+        kinds = {cls.__name__ for cls in type(exc).__mro__}
+        ctx = getattr(exc, "ctx", None)
+        if "NoArgsIsHelpError" in kinds:  # `wheelcheck` alone, or a group alone: its help
+            typer.echo(ctx.get_help() if ctx else "", err=True)
+            sys.exit(2)
+        if "ClickException" in kinds:  # a usage error: one line, as every other error
+            command = ctx.command_path if ctx is not None else "wheelcheck"
+            _error_line(f"wheelcheck: error: {command}: {exc.format_message()} (see '{command} --help')")  # type: ignore[attr-defined]
+            sys.exit(exc.exit_code)  # type: ignore[attr-defined]
+        if "Abort" in kinds:  # Ctrl-C while a command read its input: nothing was written
+            sys.exit(130)
+        _error_line(internal_error_line(exc))  # a bug: anything a command did not turn into a WheelcheckError
         sys.exit(2)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 def only_the_command(full: typer.Typer, args: list[str]) -> typer.Typer:

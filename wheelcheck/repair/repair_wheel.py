@@ -16,6 +16,7 @@ judgement meets the target.
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import tempfile
 from dataclasses import replace
@@ -297,13 +298,24 @@ def _unreachable(outcome: RepairOutcome, choice: Choice | None, requested: Polic
 
 def _write(source: WheelReader, out_path: Path, changes: Changes, model: WheelModel,
            options: RepairOptions) -> RebuildStats:
-    if out_path.exists() and out_path.resolve() == source.path.resolve():
-        raise OutputError(str(out_path), "the output would replace the input wheel; choose another -w directory")
+    """Write the repaired wheel. Into the input's own place (``-w`` its directory, the name unchanged) it is
+    written beside it and renamed over it, as auditwheel does, and only if a member changed: an unchanged
+    wheel is left as it was, byte for byte."""
+    in_place = out_path.exists() and out_path.resolve() == source.path.resolve()
+    target = out_path.with_name(f".{out_path.name}.{os.getpid()}.repaired") if in_place else out_path
     try:
-        return rebuild_wheel(source, out_path, replace=changes.replace, add=changes.add,
-                             date_time=reproducible_date_time(source, options.environ), level=options.level,
-                             rehash={m for m, _ in model.record_problems})
+        stats = rebuild_wheel(source, target, replace=changes.replace, add=changes.add,
+                              date_time=reproducible_date_time(source, options.environ), level=options.level,
+                              rehash={m for m, _ in model.record_problems})
+        if in_place:
+            if stats.written:
+                os.replace(target, out_path)
+            else:
+                os.unlink(target)
+        return stats
     except OSError as exc:
+        if in_place and target.exists():
+            target.unlink()
         raise OutputError(str(out_path), f"cannot write the repaired wheel ({exc.strerror or exc})") from None
 
 

@@ -22,8 +22,8 @@ def render_compat_text(report: CompatReport, *, verbosity: int = 0) -> list[Line
     lines: list[Line] = []
     for note in report.notes:
         lines.append(Line(f"note: {note}", "dim"))
-    for pair in report.pairs:
-        lines.extend(_pair_lines(pair, verbosity))
+    for pair in report.pairs:  # below verbosity 0, each pair's verdict line alone
+        lines.extend(_pair_lines(pair, verbosity)[: None if verbosity >= 0 else 1])
     counts = report.counts()
     summary = ", ".join(f"{n} {verdict.replace('-', ' ')}" for verdict, n in counts.items())
     read, analyse = report.timings.get("read"), report.timings.get("analyse")

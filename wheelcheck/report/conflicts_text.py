@@ -16,8 +16,9 @@ _FILES_SHOWN = 4
 
 
 def render_conflicts_text(report: ConflictReport, *, verbosity: int = 0) -> list[Line]:
+    """The findings of each process, then the summary (``verbosity`` below 0: the summary alone)."""
     lines: list[Line] = []
-    for proc in report.processes:
+    for proc in report.processes if verbosity >= 0 else ():
         lines.extend(_process_lines(proc, verbosity))
     summary = ", ".join(plural(n, sev) for sev, n in report.counts().items())
     read, analyse = report.timings.get("read"), report.timings.get("analyse")

@@ -14,11 +14,12 @@ _HEADER = ("component", "version", "how", "file", "evidence")
 
 
 def render_sbom_text(boms: Sequence[BillOfMaterials], *, verbosity: int = 0) -> list[Line]:
-    """A heading per wheel, then a table of its components (``verbosity`` > 0: every evidence line whole)."""
+    """A heading per wheel, then a table of its components (``verbosity`` > 0: every evidence line whole; below 0,
+    the headings alone)."""
     lines: list[Line] = []
     for wheel in boms:
         lines.append(Line(f"{wheel.filename}: {plural(len(wheel.components), 'third-party component')}", "bold"))
-        rows = [_row(c, verbosity) for c in wheel.components]
+        rows = [_row(c, verbosity) for c in wheel.components] if verbosity >= 0 else []
         if not rows:
             continue
         widths = [max(len(r[i]) for r in rows + [_HEADER]) for i in range(len(_HEADER) - 1)]
