@@ -215,7 +215,7 @@ def test_a_directory_named_like_a_required_family_is_only_a_guess(build, tmp_pat
     })
     report = audit_one(wheel)
     (finding,) = by_rule(report, "external-library")
-    assert ("its RPATH leads to famdist/sub, named like famdist-core (in Requires-Dist), which may install it "
+    assert ("its RUNPATH leads to famdist/sub, named like famdist-core (in Requires-Dist), which may install it "
             "there") in finding.message
     assert "installs its files" not in finding.message
     assert report.deserved_tag == auditwheel_show(wheel)["overall_tag"] == "linux_x86_64"
@@ -236,7 +236,7 @@ def test_the_directory_named_like_the_library_is_the_one_named(build, tmp_path):
     })
     report = audit_one(user)
     (finding,) = by_rule(report, "external-library")
-    assert ("its RPATH leads to tvm_ffi/lib, named like apache-tvm-ffi (in Requires-Dist), which may install it "
+    assert ("its RUNPATH leads to tvm_ffi/lib, named like apache-tvm-ffi (in Requires-Dist), which may install it "
             "there") in finding.message
     assert "z3" not in finding.message and "--exclude 'libtvm_ffi.so'" in finding.hint
     assert report.deserved_tag == auditwheel_show(user)["overall_tag"] == "linux_x86_64"
@@ -273,7 +273,7 @@ def test_a_namespace_directory_named_like_the_library_names_its_own_distribution
     report = audit_one(wheel)
     (finding,) = by_rule(report, "external-library")
     assert "needs libcublasLt.so.12" in finding.message
-    assert ("its RPATH leads to nvidia/cublas/lib, named like nvidia-cublas-cu12 (in Requires-Dist), which may "
+    assert ("its RUNPATH leads to nvidia/cublas/lib, named like nvidia-cublas-cu12 (in Requires-Dist), which may "
             "install it there") in finding.message
     assert "nvjitlink" not in finding.message and "if nvidia-cublas-cu12 provides it" in finding.hint
     assert report.deserved_tag == auditwheel_show(wheel)["overall_tag"] == "linux_x86_64"
@@ -287,7 +287,7 @@ def test_a_namespace_directory_of_an_extra_names_the_requirement_asking_for_it(b
     cuda-toolkit's extra cublas, not by nvidia-nvjitlink-cu12, the only nvidia-* it names (which was blamed)."""
     wheel, _lt = _namespace_needer(build, tmp_path, ("cuda-toolkit[cublas,curand]==12.*", "nvidia-nvjitlink-cu12"))
     (finding,) = by_rule(audit_one(wheel), "external-library")
-    assert ("its RPATH leads to nvidia/cublas/lib, named like cuda-toolkit[cublas] (in Requires-Dist), which may "
+    assert ("its RUNPATH leads to nvidia/cublas/lib, named like cuda-toolkit[cublas] (in Requires-Dist), which may "
             "install it there") in finding.message
     assert "nvjitlink" not in finding.message
     # neither an extra nor a distribution named like it: no distribution is blamed
@@ -313,7 +313,7 @@ def test_a_directory_the_wheel_shares_with_a_requirement_names_it(build, tmp_pat
     })
     report = audit_one(wheel)
     (finding,) = by_rule(report, "external-library")
-    assert ("needs libblas13.so.13, which the wheel does not provide; its RPATH leads to nvidia/cu13/lib, which it "
+    assert ("needs libblas13.so.13, which the wheel does not provide; its RUNPATH leads to nvidia/cu13/lib, which it "
             "shares with nvidia-cublas (in Requires-Dist), which may install it there") in finding.message
     assert finding.hint.startswith("if nvidia-cublas provides it, accept it with --exclude 'libblas13.so.13'")
     assert report.deserved_tag == auditwheel_show(wheel)["overall_tag"] == "linux_x86_64"

@@ -186,3 +186,25 @@ def test_a_wheel_over_the_size_budget_is_warned(tmp_path):
     assert "wheel-size" not in rules(wheel)
     ((severity, _, message),) = rules(wheel, "--max-wheel-size", "1")["wheel-size"]
     assert severity == "warning" and "over the 1 MB" in message
+
+
+# -- the C library is the system's
+
+
+def test_a_wheel_shipping_the_c_library_fails_whatever_its_tag(tmp_path, ext):
+    """A copy of the machine's own libm.so.6 (as milvus-lite 2.5.2rc1 ships one), under its name and under a
+    repair's hashed name, is an error; the fix is to stop shipping it, not to rebuild against an older glibc."""
+    import glob
+
+    found = [p for p in glob.glob("/lib/*-linux-gnu/libm.so.6") + glob.glob("/usr/lib64/libm.so.6")]
+    if not found:
+        pytest.skip("this machine has no glibc libm.so.6")
+    libm = Path(found[0]).read_bytes()
+    wheel = build_wheel(tmp_path, "pkg", "1.0", TAG, {f"pkg/_m{EXT_SUFFIX}": ext, "pkg/lib/libm.so.6": libm,
+                                                      "pkg.libs/libm-1a2b3c4d.so.6": libm})
+    found_rules = rules(wheel)
+    assert sorted(file for _, file, _ in found_rules["libc-vendored"]) == ["pkg.libs/libm-1a2b3c4d.so.6",
+                                                                           "pkg/lib/libm.so.6"]
+    assert all(severity == "error" and "libm.so.6, a part of the C library" in message
+               for severity, _, message in found_rules["libc-vendored"])
+    assert "libc-vendored" not in rules(build_wheel(tmp_path / "clean", "pkg", "1.0", TAG, {f"pkg/_m{EXT_SUFFIX}": ext}))

@@ -49,7 +49,7 @@ def check_data_twins(context: CheckContext) -> Iterator[Finding]:
             continue
         yield Finding(
             "data-copy-unreached", "warning", path,
-            f"needs {soname}, which its RPATH does not reach where pip installs it "
+            f"needs {soname}, which its {by_path[path].search_path_tag} does not reach where pip installs it "
             f"({context.model.install_path(path).replace('/data/', '<prefix>/', 1)}); the same library in "
             f"site-packages, {twin.path}, finds it, so the package's own copy loads, and this one fails only if "
             "something loads it", "drop the copy installed as data, or give it an RPATH that reaches the library "

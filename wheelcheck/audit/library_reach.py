@@ -203,7 +203,8 @@ def why_missing(model: WheelModel, needer: ElfInfo | None, soname: str,
         whose = (f"which it shares with {owners} (in Requires-Dist), which may install it there" if foreign.shared
                  else f"where {owners} (in Requires-Dist) installs its files" if foreign.exact else
                  f"named like {owners} (in Requires-Dist), which may install it there")
-        return (f"needs {soname}, which the wheel does not provide; its RPATH leads to {where}, {whose}",
+        return (f"needs {soname}, which the wheel does not provide; its {needer.search_path_tag} leads to {where}, "
+                f"{whose}",
                 f"if {owners} provides it, accept it with --exclude '{soname}' (the loader finds it there "
                 f"once {owners} is installed); otherwise vendor it with `wheelcheck repair`")
     required = installed_requirements(model.requires_dist)
@@ -211,7 +212,8 @@ def why_missing(model: WheelModel, needer: ElfInfo | None, soname: str,
     if into and required:  # mkl_fft: $ORIGIN/../../.. is <prefix>/lib, where mkl installs libmkl_rt.so.3
         where = ", ".join(at_prefix(d) for d in dict.fromkeys(into))
         owners = " or ".join(required[:3]) + (" or another requirement" if len(required) > 3 else "")
-        return (f"needs {soname}, which the wheel does not provide; its RPATH leads to the environment's {where}, "
+        return (f"needs {soname}, which the wheel does not provide; its {needer.search_path_tag} leads to the "
+                f"environment's {where}, "
                 f"where a distribution of its Requires-Dist ({owners}) may install it as a data file",
                 f"if one of them provides it, accept it with --exclude '{soname}' (the loader finds it there once "
                 f"that is installed); otherwise vendor it with `wheelcheck repair`")

@@ -126,7 +126,7 @@ def _judge_entry(model: WheelModel, elf: ElfInfo, tag: str, entry: str) -> Findi
             subject=entry)
     return Finding(
         "rpath-absolute", "warning", elf.path,
-        f"{tag} {entry} is an absolute path outside the wheel (a build path leaked into the binary)",
+        f"{tag} {entry} is an absolute path outside the wheel, searched on every machine that installs it",
         "drop it at link time (no -Wl,-rpath to build trees), or with `patchelf --remove-rpath` (`wheelcheck repair` "
         "drops such entries only from the files it patches to vendor libraries)",
         subject=entry)

@@ -241,6 +241,13 @@ class ElfInfo:
         return self.symtab.defined_function(("PyInit_" + mod, "init" + mod, "_cffi_pypyinit_" + mod))
 
     @property
+    def search_path_tag(self) -> str:
+        """How messages name the file's own search path: its DT_RUNPATH, its DT_RPATH, or both."""
+        if self.runpath and self.rpath:
+            return "RPATH and RUNPATH"
+        return "RUNPATH" if self.runpath else "RPATH"
+
+    @property
     def is_extension(self) -> bool:
         return self.python_init is not None
 
