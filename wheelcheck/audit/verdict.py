@@ -122,14 +122,6 @@ def _meets(target: Policy, verdict: Policy, constraints: list[Constraint]) -> bo
     return verdict.meets(target)
 
 
-def _explained(c: Constraint) -> str:
-    """The why of a constraint's finding, with the version it names where the rule's text gives an example."""
-    if c.rule == "symbol-version" and c.subject:
-        return (f"On a system whose library predates {c.subject}, the loader refuses the file: "
-                f"'version `{c.subject}' not found'.")
-    return ""
-
-
 def _explain(constraints: list[Constraint], policies: list[Policy], verdict: Policy,
              target: Policy | None, arch: str) -> list[Finding]:
     """A finding for each constraint that fails the target or binds the verdict; the rest are moot."""
@@ -154,7 +146,7 @@ def _explain(constraints: list[Constraint], policies: list[Policy], verdict: Pol
         claim = f" (the claim {target.name} allows it)" if target is not None and target.made_for_claim \
             and target.priority > limit.priority and c.allows(target) else ""
         findings.append(Finding(
-            rule=c.rule, severity=severity, file=c.file, explanation=_explained(c),
+            rule=c.rule, severity=severity, file=c.file,
             message=f"{c.what} → {limit.name} at best{claim}",
             hint=c.hint, symbols=c.symbols, limit=_tag(limit, arch),
             cause=f"{c.cause or c.what} → {limit.name} at best", subject=c.subject, count=len(c.symbols)))
