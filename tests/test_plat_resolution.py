@@ -79,3 +79,22 @@ def test_claimed_platforms_are_looked_up_without_errors():
     assert POLICIES.named("manylinux1", "aarch64", "glibc") is None
     assert POLICIES.named("manylinux_9_99", "x86_64", "glibc") is None
     assert POLICIES.named("linux", "x86_64", "glibc") is None
+
+
+def test_plat_takes_a_tag_between_two_policies_as_a_claim_does(tmp_path):
+    """--plat manylinux_2_30_x86_64 (no policy has that name) is judged rule by rule, as a wheel claiming it;
+    the sample needs GLIBC_2.29: it meets 2_30 and fails 2_25; repair retags it for 2_30 and refuses 2_25."""
+    from tests.helpers import ROOT, run_cli
+
+    sample = ROOT / "samples" / "demo_ext-1.0-cp311-cp311-linux_x86_64.whl"
+    met = run_cli("audit", "--any-platform-tag", "--plat", "manylinux_2_30_x86_64", sample)
+    assert met.returncode == 0 and "PASS meets manylinux_2_30_x86_64" in met.stdout, met.stdout + met.stderr
+    unmet = run_cli("audit", "--any-platform-tag", "--plat", "manylinux_2_25", sample)
+    assert unmet.returncode == 1 and "required manylinux_2_25_x86_64" in unmet.stdout
+    proc = run_cli("repair", "--plat", "manylinux_2_30_x86_64", "-w", tmp_path / "a", sample)
+    assert proc.returncode == 0 and [p.name for p in (tmp_path / "a").iterdir()] == [
+        "demo_ext-1.0-cp311-cp311-manylinux_2_30_x86_64.manylinux_2_31_x86_64.whl"]
+    proc = run_cli("repair", "--plat", "manylinux_2_25_x86_64", "-w", tmp_path / "b", sample)
+    assert proc.returncode == 1 and "cannot reach manylinux_2_25_x86_64" in proc.stdout
+    wrong = run_cli("audit", "--plat", "musllinux_1_2_x86_64", sample)
+    assert wrong.returncode == 2 and "is a musl tag, but the wheel is for glibc" in wrong.stderr

@@ -235,6 +235,14 @@ class PolicySet:
         if plat_arch is not None and plat_arch != arch:
             raise UsageError("--plat", f"{plat!r} is a tag for {plat_arch}, but the wheel is {arch}")
         policy = self.find(name)
+        if policy is None and (_PEP600.fullmatch(name) or _PEP656.fullmatch(name)):
+            # a tag between two policies (manylinux_2_30): judged as a wheel claiming it is
+            wanted = "glibc" if _PEP600.fullmatch(name) else "musl"
+            if wanted != libc:
+                if plat_arch is None:
+                    return None
+                raise UsageError("--plat", f"{plat!r} is a {wanted} tag, but the wheel is for {libc}")
+            policy = self.claimed(name, arch, libc)
         if policy is None or policy.is_linux:
             known = ", ".join(p.name for p in self._policies if p.supports(arch) and not p.is_linux) or "none"
             raise UsageError("--plat", f"{plat!r}: no policy is named so (known for {arch}: {known})")

@@ -75,7 +75,8 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
             raise UsageError(model.filename, f"{exc.path} {exc.problem}") from None
         outcome.required_tag = requested.tag(arch) if requested else None
         choice, located = _choose(model, options, audit_options, arch, libc, candidates, requested)
-        if choice is None or choice.verdict.is_linux or (requested is not None and not choice.verdict.meets(requested)):
+        if choice is None or choice.verdict.is_linux or (
+                requested is not None and not _reaches(choice, requested, audit_options)):
             return _unreachable(outcome, choice, requested, arch, candidates, audit_options)
         assert located is not None, "a choice is made from located libraries"
         add, remove = _retagging(model, options, choice, requested, arch, libc, audit_options)
@@ -136,6 +137,14 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
 
 
 # -- core
+
+
+def _reaches(choice: Choice, requested: Policy, audit_options: AuditOptions) -> bool:
+    """Does the planned wheel meet ``requested``? A tag between two policies (manylinux_2_30) is met rule by rule,
+    as audit judges a claim of it; a policy's, by the verdict."""
+    if requested.made_for_claim:
+        return all(c.allows(requested) for c in assess(choice.model, audit_options).constraints)
+    return choice.verdict.meets(requested)
 
 
 def _retagging(model: WheelModel, options: RepairOptions, choice: Choice, requested: Policy | None, arch: str,
