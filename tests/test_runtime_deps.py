@@ -503,3 +503,14 @@ def test_driver_names_match_other_versions_only_of_sonames_listed_without_one():
     assert "libnvidia-tileiras.so.590.48.01" in drivers and "libnvidia-tileiras.so" in drivers
     assert "libnvidia-ptxjitcompiler.so.1" in drivers and "libnvidia-ptxjitcompiler.so.2" not in drivers
     assert "libcuda" not in drivers and "libnvidia-tileiras-tools.so.1" not in drivers and 42 not in drivers
+
+
+@pytest.mark.parametrize("soname", ["libnvoptix.so", "libnvoptix.so.1", "libnvoptix.so.580.65.06", "libnvcudla.so",
+                                    "libnvrm_gpu.so"])
+def test_every_name_a_driver_stack_installs_is_a_driver(build, tmp_path, soname):
+    """OptiX's libnvoptix under its unversioned and release-numbered names, Jetson's cuDLA and nvrm: a wheel that
+    needs them needs the machine's driver, and is never told to ship them."""
+    stub = build.compile_c(DRIVER_STUB_SRC, soname, flags=(f"-Wl,-soname,{soname}",))
+    ext = build.compile_c(USES_DRIVER, "usedrv.so", libs=(stub,))
+    w = one(build_wheel(tmp_path, "usedrv", "1.0", TAG, {EXT.format("usedrv"): ext}))
+    assert not by_rule(w, "external-library") and [f.subject for f in by_rule(w, "driver-needed")] == [soname]
