@@ -446,3 +446,14 @@ def test_an_extension_other_files_link_is_a_library_too(build, tmp_path):
     (finding,) = [f for f in by_rule(linked, "extension-exports") if f.file == member]
     assert finding.severity == "info" and "another file of the wheel links it as a library" in finding.message
     assert "what the wheel's other files use" in finding.hint
+
+
+def test_a_vendored_library_is_told_to_hide_with_repair(build, tmp_path):
+    """A leaked family in a library a repair vendored (<dist>.libs/, a hashed name) is hidden by `repair
+    --hide-symbols`, not by relinking a library nobody here builds; the wheel's own library gets the link flag."""
+    zlib_api = ["deflate", "inflate", "deflateInit_", "inflateInit_", "deflateEnd", "inflateEnd", "crc32", "adler32",
+                "compress", "uncompress", "zlibVersion", "gzopen", "gzread", "gzwrite", "gzclose"]
+    (vendored,) = _leaks(build, tmp_path, "shaped.libs/libcodec-1a2b3c4d.so.1", zlib_api)
+    assert "wheelcheck repair --hide-symbols" in vendored.hint
+    (own,) = _leaks(build, tmp_path, "shaped/libcodec.so", zlib_api)
+    assert "-Wl,--exclude-libs,ALL" in own.hint

@@ -208,3 +208,14 @@ def test_a_wheel_shipping_the_c_library_fails_whatever_its_tag(tmp_path, ext):
     assert all(severity == "error" and "libm.so.6, a part of the C library" in message
                for severity, _, message in found_rules["libc-vendored"])
     assert "libc-vendored" not in rules(build_wheel(tmp_path / "clean", "pkg", "1.0", TAG, {f"pkg/_m{EXT_SUFFIX}": ext}))
+
+
+def test_a_pure_wheel_claiming_a_platform_reports_it_as_required(tmp_path):
+    """docs/json-report.md: required_tag is the most compatible claim; a wheel without ELF files meets it."""
+    wheel = build_wheel(tmp_path, "pkg", "1.0", "py3-none-manylinux2014_x86_64", PURE)
+    doc = json.loads(run_cli("audit", "--format", "json", wheel).stdout)
+    (report,) = doc["wheels"]
+    assert report["pure"] and report["required_tag"] == "manylinux_2_17_x86_64" and report["required_met"] is True
+    plain = build_wheel(tmp_path / "any", "pkg", "1.0", "py3-none-any", PURE)
+    (report,) = json.loads(run_cli("audit", "--format", "json", plain).stdout)["wheels"]
+    assert report["required_tag"] is None and report["required_met"] is None

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatch
 
 from wheelcheck.audit.check_context import CheckContext, Fact
+from wheelcheck.symbols.sonames import hashed_stem
 from wheelcheck.symbols.families import Family, count_family, families, family_examples, group_counts, owns, \
     owns_or_loads, with_prefixes
 from wheelcheck.elf.linker_made import LINKER_MADE
@@ -187,9 +188,19 @@ def _family_findings(elf: ElfInfo, exp: Exposure, settings: ExposureSettings, ta
         yield Finding(
             "leaked-library-symbols", severity, elf.path,
             f"exports {count} {fam.title} symbol{'s' if count != 1 else ''} ({_names(exp.examples[fid])})",
-            "hide it: -Wl,--exclude-libs,ALL (or a version script) when linking",
-            symbols=exp.examples[fid], count=count, cause=f"exports {fam.title} symbols", subject=fam.title,
+            _hiding_hint(elf.path), symbols=exp.examples[fid], count=count, cause=f"exports {fam.title} symbols",
+            subject=fam.title,
             explanation=f"A statically linked copy that other code in the process will bind to. {fam.note}")
+
+
+def _hiding_hint(path: str) -> str:
+    """How to hide a family's symbols: at link time for the wheel's own builds; with `repair --hide-symbols` for a
+    library a repair vendored (``<dist>.libs/``, or a hashed name), which nobody here links."""
+    folder, _, name = path.rpartition("/")
+    if folder.endswith(".libs") or hashed_stem(name) is not None:
+        return ("hide it with `wheelcheck repair --hide-symbols`, which hides and renames the vendored library's "
+                "exports nothing else in the wheel uses")
+    return "hide it: -Wl,--exclude-libs,ALL (or a version script) when linking"
 
 
 def _names(symbols, most: int = 3) -> str:

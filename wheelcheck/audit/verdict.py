@@ -48,6 +48,11 @@ def assess(model: WheelModel, options: AuditOptions) -> Judgement:
     report.findings += _odd_members(model)
     if not model.elves:
         report.pure = True
+        if model.linux_platforms:  # a claim nothing in the wheel can break, but a claim all the same
+            arch, libc = wheel_platform(model)
+            target = _target(model, options.policies, arch, libc, _asked(model, options, arch, libc))
+            report.required_tag = _tag(target, arch) if target else None
+            report.required_met = True if target else None
         report.passed = not reaches(report.findings, options.fail_on)
         return Judgement(report)
     arch, libc = wheel_platform(model)
