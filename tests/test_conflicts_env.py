@@ -123,3 +123,12 @@ def test_two_versions_are_alternatives(build, tmp_path):
     code, report = conflicts_json(pair["a"], newer, pair["b"])  # each version still meets so_b
     assert {(f["rule"], f["severity"]) for p in report["processes"] for f in p["findings"]} >= {
         ("conflict-soname", "error")}
+
+
+def test_env_without_a_target_says_which_python_it_inspects(tmp_path):
+    """Under pipx with no environment active, the default is wheelcheck's own: the report says so."""
+    import sys
+
+    proc = run_cli("conflicts", "--env", env={"VIRTUAL_ENV": None})
+    assert proc.returncode in (0, 1), proc.stderr
+    assert f"no virtual environment is active: inspected the Python wheelcheck runs in, {sys.executable}" in proc.stdout

@@ -91,6 +91,10 @@ def from_environment(targets: list[str], jobs: int | None = None) -> tuple[list[
                                      "directory)")
     dirs = list(dict.fromkeys(d.resolve() for d in dirs))
     notes: list[str] = []
+    if not targets:  # said, not assumed: under pipx with no environment active, this is wheelcheck's own
+        said = (f"inspected the active virtual environment's Python, {default_python()}" if os.environ.get("VIRTUAL_ENV")
+                else f"no virtual environment is active: inspected the Python wheelcheck runs in, {default_python()}")
+        notes.append(f"{said}; name another with --env PYTHON")
     found = []  # (site-packages, dist-info, metadata, tags, ELF paths, what it loads with RTLD_GLOBAL)
     for site in dirs:
         infos = sorted(site.glob("*.dist-info"))
