@@ -86,8 +86,8 @@ def test_repeats_are_one_group_with_a_count_and_the_first_files(big_wheel):
     rpath = [i for i, line in enumerate(lines) if line.startswith("  warning rpath-absolute")]
     assert len(rpath) == 1  # two entries on the same 40 files: one group
     assert lines[rpath[0]] == (f"  warning rpath-absolute: 40 files under pkg/bin, pkg/test and pkg/tools: RUNPATH "
-                               f"{', '.join(RUNPATH)} is an absolute path outside the wheel (a build path leaked "
-                               "into the binary)")
+                               f"{', '.join(RUNPATH)} is an absolute path outside the wheel, searched on every "
+                               "machine that installs it")
     assert lines[rpath[0] + 1] == "    pkg/bin/test_00.so, pkg/bin/test_01.so, pkg/bin/test_02.so and 37 more " \
                                   "(-v lists every file)"
     assert lines[rpath[0] + 2].startswith("    why: ") and lines[rpath[0] + 3].startswith("    fix: drop it")
@@ -155,3 +155,15 @@ def test_several_wheels_end_with_one_table(big_wheel, tmp_path):
     assert table[1].split()[:3] == [wheel.name, "PASS", "linux_x86_64"]  # no claim and no --plat: it passes
     assert table[2].split() == [missing.name, "ERROR"] and len(table) == 3
     assert "no such file" not in proc.stdout and proc.stderr.count("no such file") == 1
+
+
+def test_a_rules_why_is_said_once_however_its_fixes_differ():
+    """Groups of one rule whose fixes name different libraries share one why: it was repeated per fix."""
+    from wheelcheck.report.text_lines import explanation_lines
+
+    explained: set[tuple] = set()
+    first = explanation_lines("external-library", "It is missing.", "vendor liba", explained, "    ")
+    second = explanation_lines("external-library", "It is missing.", "vendor libb", explained, "    ")
+    again = explanation_lines("external-library", "It is missing.", "vendor libb", explained, "    ")
+    assert [line.text for line in first] == ["    why: It is missing.", "    fix: vendor liba"]
+    assert [line.text for line in second] == ["    fix: vendor libb"] and again == []

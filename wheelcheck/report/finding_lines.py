@@ -16,7 +16,7 @@ _SYMBOLS_IN_MESSAGE = 6  # messages name this many symbols at most; -vv lists th
 
 
 def group_lines(group: FindingGroup, verbosity: int, explained: set[tuple], indent: str = "  ") -> list[Line]:
-    """``explained``: the (rule, explanation, hint) already shown in this report; updated here."""
+    """``explained``: the why and fix lines already shown in this report (text_lines.explanation_lines); updated here."""
     where = describe_files(group.files)
     head = f"{indent}{group.severity} {group.rule}: " + (f"{where}: " if where else "") + group.headline
     out = [Line(head, SEVERITY_STYLE[group.severity])]

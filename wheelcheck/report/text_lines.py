@@ -35,13 +35,14 @@ def and_list(items: list[str]) -> str:
 
 
 def explanation_lines(rule: str, explanation: str, hint: str, explained: set[tuple], indent: str) -> list[Line]:
-    """``why:`` and ``fix:`` lines, once per (rule, explanation, hint) in a report: ``explained`` holds those
-    already shown and is updated here."""
-    key = (rule, explanation, hint)
-    if key in explained:
-        return []
-    explained.add(key)
-    out = [Line(f"{indent}why: {explanation}", "dim")] if explanation else []
-    if hint:
+    """``why:`` and ``fix:`` lines, each once per rule in a report (the why once per explanation, the fix once per
+    hint): groups of one rule that differ in their fix (the library named) share one why. ``explained`` holds
+    what was already shown and is updated here."""
+    out = []
+    if explanation and ("why", rule, explanation) not in explained:
+        explained.add(("why", rule, explanation))
+        out.append(Line(f"{indent}why: {explanation}", "dim"))
+    if hint and ("fix", rule, hint) not in explained:
+        explained.add(("fix", rule, hint))
         out.append(Line(f"{indent}fix: {hint}", "dim"))
     return out
