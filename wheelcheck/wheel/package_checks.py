@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 from packaging.tags import Tag
 
@@ -53,6 +54,12 @@ def record_problems(reader: WheelReader, record: Record,
     if f"{dist_info}/RECORD" not in reader.file_sizes():
         return [(f"{dist_info}/RECORD", "is missing: installers refuse a wheel without RECORD")], []
     exempt = {f"{dist_info}/{name}" for name in RECORD_EXEMPT}
+    to_hash = [m.filename for m in reader.members if m.filename not in exempt and m.filename not in hashed
+               and record.rows.get(m.filename, ("", ""))[0].partition("=")[0] in ACCEPTED_HASHES]
+    # inflating and hashing release the GIL: the members are read on threads, as the scanner reads ELF files
+    with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
+        digests = {**hashed, **dict(zip(to_hash, pool.map(lambda n: _digest(reader, n, record.algorithm(n)),
+                                                          to_hash)))}
     problems, in_hex = [], []
     for member in reader.members:
         name = member.filename
@@ -61,9 +68,7 @@ def record_problems(reader: WheelReader, record: Record,
         if name not in record.rows:
             problems.append((name, "has no RECORD entry"))
             continue
-        digest = hashed.get(name)
-        if digest is None and record.rows[name][0].partition("=")[0] in ACCEPTED_HASHES:
-            digest = _digest(reader, name, record.algorithm(name))
+        digest = digests.get(name)
         problem = record.check(name, digest or "")
         size = record.rows[name][1]
         if problem and digest and record.matches_in_hex(name, digest):
