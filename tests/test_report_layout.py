@@ -167,3 +167,23 @@ def test_a_rules_why_is_said_once_however_its_fixes_differ():
     again = explanation_lines("external-library", "It is missing.", "vendor libb", explained, "    ")
     assert [line.text for line in first] == ["    why: It is missing.", "    fix: vendor liba"]
     assert [line.text for line in second] == ["    fix: vendor libb"] and again == []
+
+
+def test_a_rule_shows_its_first_groups_and_counts_the_rest(build, tmp_path):
+    """Six external libraries, one group each: the default report shows the first four and says two more are
+    behind -v, which shows all six."""
+    from tests.fixtures.repair_scenario import EXT_SUFFIX
+    from tests.fixtures.sources import extension_source
+
+    members = {}
+    for i in range(6):
+        lib = build.compile_c(f"int f{i}(void) {{ return {i}; }}\n", f"libgone{i}.so.1",
+                              flags=(f"-Wl,-soname,libgone{i}.so.1",))
+        members[f"pkg/_m{i}{EXT_SUFFIX}"] = build.compile_c(
+            extension_source(f"_m{i}", f"    return f{i}();", prelude=f"extern int f{i}(void);"), f"_m{i}.so", libs=(lib,))
+    wheel = build_wheel(tmp_path, "many", "1.0", "cp311-cp311-manylinux_2_17_x86_64", members)
+    lines = audit(wheel).stdout.splitlines()
+    heads = [line for line in lines if line.startswith("  error external-library: ")]
+    assert len(heads) == 5 and heads[-1] == "  error external-library: 2 more groups like these (-v shows each)"
+    verbose = audit(wheel, "-v").stdout.splitlines()
+    assert len([line for line in verbose if line.startswith("  error external-library: ")]) == 6

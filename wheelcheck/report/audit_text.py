@@ -8,11 +8,13 @@ table still counts it. -q: the verdict lines only. -v: every file of every group
 
 from __future__ import annotations
 
+from collections import Counter
+
 from wheelcheck.audit.finding_groups import summarize
 from wheelcheck.audit.findings import AuditReport, WheelReport
 from wheelcheck.report.escaping import inert_lines
 from wheelcheck.report.finding_lines import group_lines
-from wheelcheck.report.text_lines import Line, plural
+from wheelcheck.report.text_lines import SEVERITY_STYLE, Line, plural
 
 __all__ = ["render_audit_text", "verdict_words"]
 
@@ -50,11 +52,24 @@ def verdict_words(wheel: WheelReport, fail_on: str = "error") -> str:
 
 
 
+GROUPS_PER_RULE = 4  # in the default report: the rest of a rule's groups are behind -v, and counted
+
+
 def _wheel_body(wheel: WheelReport, verbosity: int, fail_on: str) -> list[Line]:
     with_info = verbosity > 0 or fail_on == "info"
     groups = [g for g in wheel.groups() if with_info or g.severity != "info"]
     explained: set[tuple] = set()
-    out = [line for group in groups for line in group_lines(group, verbosity, explained)]
+    out: list[Line] = []
+    total = Counter((g.rule, g.severity) for g in groups)
+    shown: Counter[tuple[str, str]] = Counter()
+    for group in groups:  # most important first: a rule's first groups say what its others would
+        key = (group.rule, group.severity)
+        shown[key] += 1
+        if verbosity > 0 or shown[key] <= GROUPS_PER_RULE:
+            out += group_lines(group, verbosity, explained)
+        elif shown[key] == GROUPS_PER_RULE + 1:
+            out.append(Line(f"  {group.severity} {group.rule}: {total[key] - GROUPS_PER_RULE} more groups like "
+                            "these (-v shows each)", SEVERITY_STYLE.get(group.severity, "")))
     out += _summary(wheel, with_info)
     if verbosity > 1:
         out += _details(wheel)
