@@ -119,8 +119,10 @@ def summarize(wheel: WheelReport) -> WheelSummary:
     rules = dict(sorted(Counter(f.rule for f in wheel.findings).items(), key=lambda kv: (-kv[1], kv[0])))
     leaked: dict[str, dict[str, Any]] = {}
     for f in wheel.findings:
-        if f.rule == LEAK_RULE and f.subject:
-            entry = leaked.setdefault(f.subject, {"files": set(), "symbols": 0})
+        # a statically linked libstdc++ exporting its runtime is a leaked library too (its own rule says more)
+        family = f.subject if f.rule == LEAK_RULE else "libstdc++" if f.rule == "libstdcxx-exported" else None
+        if family:
+            entry = leaked.setdefault(family, {"files": set(), "symbols": 0})
             entry["files"].add(f.file)
             entry["symbols"] += f.count
     leaked_counts = {name: {"files": len(e["files"]), "symbols": e["symbols"]}
