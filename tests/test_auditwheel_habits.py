@@ -256,7 +256,8 @@ def mixed_dist(build, tmp_path_factory):
     dist = tmp_path_factory.mktemp("mixed")
     for arch in ("x86_64", "aarch64"):
         ext = build.compile_c(USES_LIBC, "plain.so", target=ZIG_TARGETS[arch])
-        build_wheel(dist, "plain", "1.0", f"cp311-cp311-manylinux_2_17_{arch}", {f"plain.cpython-311-{arch}.so": ext})
+        build_wheel(dist, "plain", "1.0", f"cp311-cp311-manylinux_2_17_{arch}",
+                    {f"plain.cpython-311-{arch}-linux-gnu.so": ext})
     build_wheel(dist, "plainmusl", "1.0", "cp311-cp311-musllinux_1_2_x86_64", {"m.cpython-311.so": musl_ext(build, dist)})
     return dist
 

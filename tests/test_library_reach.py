@@ -358,7 +358,7 @@ def test_what_a_library_no_tree_reaches_needs_from_outside_is_judged(build, tmp_
 def purelib(build, tmp_path_factory) -> Path:
     ext = build.compile_c(extension_source("_pure"), "_pure.so")
     return build_wheel(tmp_path_factory.mktemp("purelib"), "purebin", "1.0", "py3-none-manylinux_2_17_x86_64",
-                       {"purebin/__init__.py": b"", f"purebin/_pure{EXT_SUFFIX}": ext}, root_is_purelib=True)
+                       {"purebin/__init__.py": b"", "purebin/_pure.so": ext}, root_is_purelib=True)
 
 
 def test_elf_in_purelib_warns_and_keeps_the_tag(purelib):

@@ -19,6 +19,7 @@ from wheelcheck.errors import UsageError
 from wheelcheck.policy.policy_model import Policy, PolicySet, glibc_of_tag
 from wheelcheck.audit.findings import FileReport, Finding, WheelReport, reaches
 from wheelcheck.audit.package_findings import package_findings
+from wheelcheck.audit.python_abi import python_abi_findings
 
 __all__ = ["Judgement", "assess", "judge", "libc_of_elf", "wheel_platform", "apply_rule_settings"]
 
@@ -45,6 +46,7 @@ def assess(model: WheelModel, options: AuditOptions) -> Judgement:
     report = WheelReport(filename=model.filename, claimed_tags=[t for t in model.platforms])
     _check_record(model, report)
     report.findings += package_findings(model, options)
+    report.findings += python_abi_findings(model)  # the Python and ABI tags against the extension modules
     report.findings += _odd_members(model)
     if not model.elves:
         report.pure = True
