@@ -1,15 +1,53 @@
 """The built wheel of wheelcheck carries its policies: install it into a fresh venv and audit elsewhere. The base
 install (no extras) does everything but hide symbols (the hide extra, LIEF) and validate policies (the validate
-extra, jsonschema), and says so in one line naming the extra."""
+extra, jsonschema), and says so in one line naming the extra. The wheel and the sdist carry the license
+(LICENSE) and the third-party notices (NOTICE) with PEP 639 metadata naming them."""
 
 from __future__ import annotations
 
+import email.parser
 import json
 import subprocess
 import sys
+import tarfile
 import zipfile
 
 from tests.helpers import ROOT
+
+
+LICENSE_FILES = ("LICENSE", "NOTICE")
+
+
+def assert_license_metadata(text: str) -> None:
+    """Core metadata 2.4 (PEP 639): the license as an SPDX expression, each license file named."""
+    metadata = email.parser.Parser().parsestr(text)
+    assert metadata["Metadata-Version"] in ("2.4", "2.5"), metadata["Metadata-Version"]
+    assert metadata["License-Expression"] == "MIT" and metadata["License"] is None
+    assert metadata.get_all("License-File") == list(LICENSE_FILES)
+
+
+def test_license_and_notices_name_their_holders():
+    assert "Copyright (c) 2026 The wheelcheck authors" in (ROOT / "LICENSE").read_text(encoding="utf-8")
+    notice = (ROOT / "NOTICE").read_text(encoding="utf-8")
+    # auditwheel's MIT notice, as its LICENSE file gives it, for the policy data in policies/
+    assert "Copyright (c) 2016 Robert T. McGibbon <rmcgibbo@gmail.com>" in notice
+    sources = {json.loads(p.read_text(encoding="utf-8")).get("source", "") for p in (ROOT / "policies").glob("*.json")}
+    assert any(source.startswith("auditwheel ") for source in sources)
+    assert "auditwheel" in notice and "policies/" in notice
+
+
+def test_sdist_carries_license_files(tmp_path):
+    subprocess.run([sys.executable, "-m", "build", "--sdist", "-o", str(tmp_path), str(ROOT)], check=True,
+                   capture_output=True, text=True, timeout=600)
+    (sdist,) = tmp_path.glob("wheelcheck-*.tar.gz")
+    with tarfile.open(sdist) as tar:
+        top = tar.getnames()[0].split("/", 1)[0]
+        for name in LICENSE_FILES:
+            member = tar.extractfile(f"{top}/{name}")
+            assert member is not None and member.read() == (ROOT / name).read_bytes(), name
+        pkg_info = tar.extractfile(f"{top}/PKG-INFO")
+        assert pkg_info is not None
+        assert_license_metadata(pkg_info.read().decode())
 
 
 def test_installed_wheel_ships_policies_and_audits(tmp_path):
@@ -22,6 +60,10 @@ def test_installed_wheel_ships_policies_and_audits(tmp_path):
     shipped = sorted(p.name for p in (ROOT / "policies").glob("*.json"))
     assert [n.rsplit("/", 1)[1] for n in policies] == shipped
     assert "wheelcheck/report/audit-schema.json" in names
+    (dist_info,) = {n.split("/", 1)[0] for n in names if n.split("/", 1)[0].endswith(".dist-info")}
+    for name in LICENSE_FILES:
+        assert zipfile.ZipFile(wheel).read(f"{dist_info}/licenses/{name}") == (ROOT / name).read_bytes(), name
+    assert_license_metadata(zipfile.ZipFile(wheel).read(f"{dist_info}/METADATA").decode())
 
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
