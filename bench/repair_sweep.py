@@ -42,6 +42,7 @@ PY = os.environ.get("REPAIRSWEEP_PYTHON", "/root/.pyenv/versions/3.11.7/bin/pyth
 BUILDENV = WORK / "buildenv"
 MINLIB = WORK / "minlib"
 SYSLIB = "/usr/lib/x86_64-linux-gnu"
+INPUTS = Path(__file__).resolve().parent / "repair_sweep_inputs"  # build settings some projects need
 TOOLS = {
     "aw": ["auditwheel", "repair"],
     "wc": ["wheelcheck", "repair", "-v"],
@@ -172,7 +173,7 @@ PROJECTS: list[tuple[str, str, dict, list[str], str]] = [
      "q=p + '.bad'; open(q, 'wb').write(b'not an image')\ntry:\n pyexiv2.ImageMetadata(q).read()\n"
      "except OverflowError as e: print('Exiv2 error caught:', e)\nelse: raise AssertionError('no error')"),
     # PROJ's data (proj.db) is found through the `proj` executable (/usr/share/proj), which the namespace keeps
-    ("pyproj", "3.6.1", {"PIP_CONSTRAINT": str(Path(__file__).resolve().parent / "repairM" / "build-constraints.txt")},
+    ("pyproj", "3.6.1", {"PIP_CONSTRAINT": str(INPUTS / "build-constraints.txt")},
      ["certifi"], "import pyproj; t=pyproj.Transformer.from_crs(4326, 3857, always_xy=True); "
      "print(t.transform(2.35, 48.85), pyproj.proj_version_str, pyproj.datadir.get_data_dir()); "
      "print(pyproj.Geod(ellps='WGS84').inv(0, 0, 1, 1)[2], pyproj.CRS(32631).name)"),
@@ -193,15 +194,14 @@ PROJECTS: list[tuple[str, str, dict, list[str], str]] = [
      "model_prefix=os.path.join(d, 'm'), vocab_size=40, hard_vocab_limit=False, minloglevel=2); "
      "s=spm.SentencePieceProcessor(model_file=os.path.join(d, 'm.model')); print(s.encode('the lazy fox', "
      "out_type=str), s.get_piece_size())"),
-    ("ssdeep", "3.4", {"PIP_CONSTRAINT": str(Path(__file__).resolve().parent / "repairM" / "build-constraints.txt")},
+    ("ssdeep", "3.4", {"PIP_CONSTRAINT": str(INPUTS / "build-constraints.txt")},
      ["cffi", "six"], "import ssdeep, random; r=random.Random(1); a=bytes(r.randrange(256) for _ in "
      "range(20000)); b=a[:15000]+b'x'*5000; h1, h2 = ssdeep.hash(a), ssdeep.hash(b); print(h1, ssdeep.compare(h1, h2)); "
      "assert 0 < ssdeep.compare(h1, h2) < 100"),
     ("pylibacl", "0.7.0", {}, [], "import posix1e, tempfile; f=tempfile.mkstemp()[1]; "
      "a=posix1e.ACL(text='u::rw-,g::r--,o::---'); print(a.valid()); a.applyto(f); "
      "print(posix1e.ACL(file=f).to_any_text(options=posix1e.TEXT_ABBREVIATE), posix1e.HAS_ACL_ENTRY)"),
-    ("yara-python", "4.2.3", {"DIST_EXTRA_CONFIG": str(Path(__file__).resolve().parent / "repairM" /
-                                                      "yara-dynamic.cfg")}, [],
+    ("yara-python", "4.2.3", {"DIST_EXTRA_CONFIG": str(INPUTS / "yara-dynamic.cfg")}, [],
      "import yara, hashlib; r=yara.compile(source='import \"hash\" rule a { strings: $a = \"hello\" "
      "condition: $a and hash.md5(0, filesize) == \"%s\" }' % hashlib.md5(b'xx hello').hexdigest()); "
      "m=r.match(data=b'xx hello'); assert m and not r.match(data=b'xx hellO'); print(m, yara.__version__, yara.YARA_VERSION)"),
