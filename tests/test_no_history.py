@@ -100,3 +100,26 @@ def test_history_is_found(text):
 ])
 def test_legitimate_text_passes(text):
     assert history_in(text) == [], text
+
+
+VERSION_NAMED = re.compile(r"\bwheelcheck(?:==|\s+v?)(\d+\.\d+(?:\.\d+)?)\b|\brev:\s+v(\d+\.\d+(?:\.\d+)?)\b")
+
+
+def test_changelog_tops_with_unreleased_and_dates_each_release():
+    headings = re.findall(r"^## (.+)$", (ROOT / "CHANGELOG.md").read_text(encoding="utf-8"), re.MULTILINE)
+    assert headings and headings[0] == "[Unreleased]"
+    for heading in headings[1:]:
+        assert re.fullmatch(r"\[\d+\.\d+\.\d+\] - \d{4}-\d{2}-\d{2}", heading), heading
+
+
+def test_versions_named_are_this_one_or_a_release_the_changelog_lists():
+    """A doc that speaks of "wheelcheck 0.2" while the package is 0.1.0 and no 0.2 was released misleads."""
+    from wheelcheck._version import __version__
+
+    released = re.findall(r"^## \[(\d+\.\d+\.\d+)\]", (ROOT / "CHANGELOG.md").read_text(encoding="utf-8"),
+                          re.MULTILINE)
+    known = {__version__, *released}
+    for path in shipped_texts():
+        for match in VERSION_NAMED.finditer(path.read_text(encoding="utf-8")):
+            named = match.group(1) or match.group(2)
+            assert named in known, f"{path.relative_to(ROOT)} names wheelcheck {named}; known: {sorted(known)}"
