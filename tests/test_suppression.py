@@ -94,3 +94,12 @@ def test_bad_suppression_settings_are_one_line_errors(dist, tmp_path, table, mes
     (tmp_path / "pyproject.toml").write_text(f"[tool.wheelcheck]\n{table}\n")
     proc = run_cli("audit", dist, cwd=tmp_path)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and message in proc.stderr, proc.stderr
+
+
+def test_a_baseline_larger_than_any_is_refused_unread(dist, tmp_path):
+    """A repository's baseline file is measured before it is read: a 64 MiB-plus sparse file is one line."""
+    huge = tmp_path / "huge.json"
+    with open(huge, "wb") as f:
+        f.truncate((64 << 20) + 1)
+    proc = run_cli("audit", "--baseline", huge, dist)
+    assert proc.returncode == 2 and "is larger than a baseline of findings can be" in proc.stderr
