@@ -238,8 +238,9 @@ def audit_command(
     except WheelcheckError as exc:
         _fail(str(exc))
     if write_baseline is not None:
-        _write_output(json_text(baseline_document(report.wheels)), write_baseline, "the baseline")
-        count = len(baseline_document(report.wheels)["findings"])
+        document = baseline_document(report.wheels)
+        _write_output(json_text(document), write_baseline, "the baseline")
+        count = len(document["findings"])
         _say(f"wrote a baseline of {count} finding{'s' * (count != 1)} to {write_baseline}", err=True)
         raise typer.Exit(2 if report.exit_code == 2 else 0)
     excluded = (f.subject or "" for w in report.wheels for f in w.findings if f.rule == "excluded-library")

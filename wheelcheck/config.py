@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from wheelcheck.audit.audit_options import PYPI_SIZE_LIMIT
 from wheelcheck.audit.findings import Relaxation
 from wheelcheck.audit.suppression import Suppressions, read_baseline
 from wheelcheck.errors import UsageError
@@ -52,7 +53,7 @@ SETTINGS = {s.key: s for s in (
             env="AUDITWHEEL_ZIP_COMPRESSION_LEVEL", bounds=(0, 9)),
     Setting("any-platform-tag", bool, False,
             "audit: the target index takes platform tags the package index refuses (linux_*)"),
-    Setting("max-wheel-size", int, 100, "audit: the wheel size in MB above which a wheel-size warning is given",
+    Setting("max-wheel-size", int, PYPI_SIZE_LIMIT, "audit: the wheel size in MB above which a wheel-size warning is given",
             bounds=(1, 1_000_000)),
     Setting("ignore", list, [], "audit: rule ids whose findings are suppressed (counted and named in the report)"),
     Setting("per-file-ignores", dict, {}, "audit: member globs to rule ids suppressed in those members"),

@@ -17,7 +17,9 @@ from wheelcheck.errors import UsageError
 from wheelcheck.policy.policy_model import Policy, PolicySet
 from wheelcheck.policy.registry import bundled_policies
 
-__all__ = ["AuditOptions", "as_tuple"]
+__all__ = ["AuditOptions", "as_tuple", "PYPI_SIZE_LIMIT"]
+
+PYPI_SIZE_LIMIT = 100  # MB: the package index's default limit per file, which a project may ask to have raised
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,7 @@ class AuditOptions:
     fail_on: str = "error"  # the lowest finding severity that makes the wheel fail
     isa_check: bool = True  # False (--disable-isa-ext-check): an x86-64 ISA level above the baseline is allowed
     any_platform_tag: bool = False  # True: the target index takes platform tags the package index refuses (linux_*)
-    max_wheel_size: int = 100  # MB: a larger wheel gets a wheel-size warning (the package index's default limit)
+    max_wheel_size: int = PYPI_SIZE_LIMIT  # MB: a larger wheel gets a wheel-size warning
     suppressions: Suppressions = field(default_factory=Suppressions)  # ignore, per-file-ignores, a baseline
     # what was found on lib_path for the wheel being judged: filled per wheel, never by the caller
     external: Mapping[str, ElfInfo] = field(default_factory=dict)

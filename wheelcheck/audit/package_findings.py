@@ -3,15 +3,12 @@ its name, the platform tags the index accepts, and its size. None of them moves 
 
 from __future__ import annotations
 
-import re
-
 from wheelcheck.audit.audit_options import AuditOptions
 from wheelcheck.audit.findings import Finding
-from wheelcheck.wheel.wheel_model import WheelModel
+from wheelcheck.wheel.wheel_model import WheelModel, split_platform
 
-__all__ = ["package_findings", "index_refuses_platform", "PYPI_SIZE_LIMIT"]
+__all__ = ["package_findings", "index_refuses_platform"]
 
-PYPI_SIZE_LIMIT = 100  # MB: the index's default limit per file, which a project may ask to have raised
 # The Linux platform tags the package index takes (its allow-list): the PEP 600 and PEP 656 families on every
 # architecture they are built for, the legacy aliases on the architectures their PEPs name, and two linux_ tags
 # kept for Raspberry Pi wheels. Any other linux_<arch> tag is refused at upload.
@@ -20,9 +17,7 @@ _LEGACY = {
     "manylinux2010": {"x86_64", "i686"},
     "manylinux2014": {"x86_64", "i686", "aarch64", "armv7l", "ppc64", "ppc64le", "s390x"},
 }
-_PERENNIAL = re.compile(r"(manylinux|musllinux)_\d+_\d+_[a-z0-9_]+")
-_ACCEPTED_LINUX = {"linux_armv6l", "linux_armv7l"}
-
+_ACCEPTED_LINUX_ARCHES = {"armv6l", "armv7l"}  # linux_armv6l, linux_armv7l
 
 
 def package_findings(model: WheelModel, options: AuditOptions) -> list[Finding]:
@@ -63,9 +58,10 @@ def _wheel_metadata(member: str | None, problem: str) -> Finding:
 def index_refuses_platform(platform: str) -> bool:
     """Does the package index refuse a Linux platform tag (linux_x86_64, manylinux1_aarch64)? Other tags
     (any, macOS, Windows) are not this audit's to judge."""
-    if platform in _ACCEPTED_LINUX or _PERENNIAL.fullmatch(platform):
+    split = split_platform(platform)
+    if split is None:
         return False
-    legacy, _, arch = platform.partition("_")
-    if legacy in _LEGACY:
-        return arch not in _LEGACY[legacy]
-    return platform.startswith("linux_")
+    name, arch = split
+    if name == "linux":
+        return arch not in _ACCEPTED_LINUX_ARCHES
+    return name in _LEGACY and arch not in _LEGACY[name]
