@@ -87,7 +87,9 @@ def test_checker_sees_a_violation(tmp_path):
 
 # Library code reports bad input with the project's own errors (wheelcheck/errors.py), one line each; the CLI
 # alone exits. A built-in exception raised on purpose would escape that hierarchy (and look like a bug).
-ALLOWED_RAISES = {"cli.py": {"typer.Exit", "KeyboardInterrupt"}}
+ALLOWED_RAISES = {f"cli/{name}.py": {"typer.Exit", "KeyboardInterrupt"}
+                  for name in ("common", "audit_command", "repair_commands", "inspect_commands",
+                               "environment_commands", "census_command", "policy_commands", "entry")}
 
 
 def raised_names(path: Path) -> list[tuple[int, str]]:
@@ -113,3 +115,14 @@ def test_error_checker_sees_a_builtin(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("def f(x):\n    if x:\n        raise ValueError('no')\n    raise\n")
     assert raised_names(bad) == [(3, "ValueError")]
+
+
+def test_every_package_ships():
+    """A room that is a package must be listed in pyproject.toml, or the built wheel lacks it (an editable
+    install hides the omission; an installed wheel fails at import)."""
+    import tomllib
+
+    listed = set(tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    packages = {".".join(("wheelcheck", *p.parent.relative_to(PACKAGE).parts)).rstrip(".")
+                for p in PACKAGE.rglob("__init__.py")}
+    assert packages - listed == set()

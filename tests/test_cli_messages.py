@@ -143,7 +143,7 @@ def test_the_console_script_runs_the_command(monkeypatch, capsys):
 def test_report_lines_are_written_as_they_are(monkeypatch, capsys, forced):
     """Into a pipe the text is written plain (rich is not even loaded); where rich draws (a terminal, or
     FORCE_COLOR), emoji codes in the input's names stay as written."""
-    from wheelcheck import cli
+    from wheelcheck.cli import common as cli
     from wheelcheck.report.text_lines import Line, as_text
 
     monkeypatch.delenv("TTY_COMPATIBLE", raising=False)

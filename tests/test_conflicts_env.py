@@ -132,3 +132,35 @@ def test_env_without_a_target_says_which_python_it_inspects(tmp_path):
     proc = run_cli("conflicts", "--env", env={"VIRTUAL_ENV": None})
     assert proc.returncode in (0, 1), proc.stderr
     assert f"no virtual environment is active: inspected the Python wheelcheck runs in, {sys.executable}" in proc.stdout
+
+
+def test_a_wheel_given_with_env_joins_the_environment(wheels, tmp_path):
+    """`conflicts WHEEL --env PYTHON`, as compat takes it: the wheel is judged beside what is installed, in place
+    of the installed distribution of its name (here: one of a pair is installed, its partner is the wheel)."""
+    site = tmp_path / "site"
+    gomp_a, gomp_b, so_a, so_b = wheels
+    pip_install(site, so_a, gomp_a)
+    _code, alone = conflicts_json("--env", site)
+    assert not [f for p in alone["processes"] for f in p["findings"] if f["rule"] == "conflict-soname"]
+    code, joined = conflicts_json(so_b, "--env", site)
+    assert code == 1 and joined["mode"] == "environment"
+    (proc,) = joined["processes"]
+    assert sorted(d["name"] for d in proc["distributions"]) == ["gomp_a", "so_a", "so_b"]
+    assert summary(joined) == summary(conflicts_json(so_a, so_b, gomp_a)[1])
+    code, replaced = conflicts_json(so_a, "--env", site)  # the same distribution given as a wheel: one copy
+    assert sorted(d["name"] for d in replaced["processes"][0]["distributions"]) == ["gomp_a", "so_a"]
+
+
+@pytest.mark.parametrize("args", [["--env"], ["--env", "-q"], ["-q", "--env"], ["--env", "--format", "text"]])
+def test_env_alone_anywhere_means_the_default_python(args):
+    proc = run_cli("conflicts", *args, env={"VIRTUAL_ENV": None})
+    assert proc.returncode in (0, 1), proc.stderr
+    if "-q" not in args:
+        assert f"inspected the Python wheelcheck runs in, {sys.executable}" in proc.stdout
+
+
+def test_env_takes_the_same_value_on_compat_and_conflicts(tmp_path):
+    """--env PYTHON means one thing on both commands; a file that is no interpreter is the same error."""
+    for command in ("conflicts", "compat"):
+        proc = run_cli(command, "--env", tmp_path / "nowhere")
+        assert proc.returncode == 2 and "nowhere" in proc.stderr and len(proc.stderr.splitlines()) == 1

@@ -84,13 +84,13 @@ GUARDED = {  # command line -> what it calls, made to raise
     "repair": (["repair", "x.whl"], *READER),
     "compat": (["compat", "x.whl"], *READER),
     "abi": (["abi", "x.whl"], *READER),
-    "policy list": (["policy", "list"], "wheelcheck.cli", "_authored_policies"),
-    "policy show": (["policy", "show", "manylinux_2_17"], "wheelcheck.cli", "_authored_policies"),
+    "policy list": (["policy", "list"], "wheelcheck.cli.policy_commands", "_authored_policies"),
+    "policy show": (["policy", "show", "manylinux_2_17"], "wheelcheck.cli.policy_commands", "_authored_policies"),
     "policy validate": (["policy", "validate"], "wheelcheck.policy.validate", "validate_texts"),
     "policy diff": (["policy", "diff", "manylinux_2_17", "manylinux_2_28"], "wheelcheck.policy.policy_loader",
                     "policy_by_reference"),
     "policy derive": (["policy", "derive", "--root", "."], "wheelcheck.policy.derive", "derive_policy"),
-    "config": (["config"], "wheelcheck.cli", "_settings"),
+    "config": (["config"], "wheelcheck.cli.inspect_commands", "_settings"),
     "rules": (["rules"], "wheelcheck.report.rules_doc", "render_index_text"),
 }
 

@@ -116,7 +116,7 @@ def test_the_audit_step_stops_a_wheel_changed_after_its_build(tmp_path, dist):
     with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(changed, "w", zipfile.ZIP_DEFLATED) as out:
         for info in src.infolist():
             data = src.read(info)
-            out.writestr(info, data + b"\n# changed\n" if info.filename == "wheelcheck/cli.py" else data)
+            out.writestr(info, data + b"\n# changed\n" if info.filename == "wheelcheck/cli/entry.py" else data)
     changed.replace(wheel)
     proc = run_step(step(load()["jobs"]["build"], "Audit the wheel"), workspace)
     assert proc.returncode == 1 and "record-hash" in proc.stdout, proc.stdout + proc.stderr

@@ -256,9 +256,16 @@ def conflicts_between(paths: Iterable[str | Path], options: ConflictsOptions) ->
     from wheelcheck.conflicts.read_distributions import from_environment, from_wheel
 
     started = time.perf_counter()
+    paths = list(paths)
     notes: list[str] = []
     if options.env is not None:
-        dists, sources, notes = from_environment(list(options.env), jobs=options.jobs)
+        installed, sources, notes = from_environment(list(options.env), jobs=options.jobs)
+        # a wheel given joins the environment, in place of the installed distribution of its name
+        wheels = list({w.resolve(): w for w in expand_paths(paths)}.values()) if paths else []
+        mine = map_wheels(partial(from_wheel, jobs=options.jobs), wheels, options.jobs) if wheels else []
+        replaced = {d.key for d in mine}
+        dists = list(mine) + [d for d in installed if d.key not in replaced]
+        sources = [w.name for w in wheels] + sources
         processes = [one_process(dists, "environment " + ", ".join(sources))]
         mode = "environment"
     else:

@@ -79,6 +79,7 @@ def site_packages_of(python: str) -> list[Path]:
 
 def from_environment(targets: list[str], jobs: int | None = None) -> tuple[list[Distribution], list[str], list[str]]:
     """(distributions, site-packages directories read, notes) for Python executables or directories."""
+    targets = [t for t in targets if t]  # "" is `--env` alone: the default interpreter
     dirs: list[Path] = []
     for target in targets or [default_python()]:
         path = Path(target)
