@@ -126,3 +126,79 @@ def test_every_package_ships():
     packages = {".".join(("wheelcheck", *p.parent.relative_to(PACKAGE).parts)).rstrip(".")
                 for p in PACKAGE.rglob("__init__.py")}
     assert packages - listed == set()
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> the package modules it imports: every import, lazy or only for type checking, counts (a module
+    that needs another's names for its types depends on it as much)."""
+    known = {module_name(p) for p in MODULES}
+    graph: dict[str, set[str]] = {}
+    for path in MODULES:
+        edges = graph.setdefault(module_name(path), set())
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                edges.update(a.name for a in node.names if a.name in known)
+            elif isinstance(node, ast.ImportFrom) and node.module in known:
+                for alias in node.names:  # `from wheelcheck.audit import findings` names a module
+                    sub = f"{node.module}.{alias.name}"
+                    edges.add(sub if sub in known else node.module)
+        edges.discard(module_name(path))
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_import_cycles():
+    """Modules import one another in one direction: a cycle means two modules that are really one, or a third
+    that both should import (docs/architecture.md)."""
+    assert cycles(import_graph()) == []
+
+
+def test_cycle_checker_sees_a_cycle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert cycles(graph) == [["a", "b", "c"]]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from wheelcheck.audit.finding_groups import group_findings, summarize
+from wheelcheck.audit.finding_groups import group_findings
+from wheelcheck.audit.findings import summarize
 from wheelcheck.audit.findings import FileReport, Finding, WheelReport
 from wheelcheck.report.finding_lines import describe_files
 

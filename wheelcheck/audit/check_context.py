@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from wheelcheck.audit.audit_options import AuditOptions
 from wheelcheck.wheel.wheel_model import WheelModel
@@ -12,8 +12,7 @@ from wheelcheck.wheel.library_resolution import Resolution
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.policy.policy_model import Policy
 
-if TYPE_CHECKING:  # the analyses are made from the checks' own modules, which import this one
-    from wheelcheck.audit.file_analyses import FileAnalysis
+from wheelcheck.audit.file_analyses import FileAnalysis
 
 __all__ = ["CheckContext", "Fact"]
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from wheelcheck.audit.check_context import CheckContext, Fact
-from wheelcheck.audit.cxxabi import check_cxx_abi
+from wheelcheck.audit.cxxabi_check import check_cxx_abi
 from wheelcheck.audit.data_twins import check_data_twins
 from wheelcheck.audit.elf_in_purelib import check_layout
 from wheelcheck.audit.excluded_libraries import check_excluded
 from wheelcheck.audit.libc_vendored import check_libc_vendored
-from wheelcheck.audit.exposure import check_exposure
+from wheelcheck.audit.exposure_check import check_exposure
 from wheelcheck.audit.preloaded_libraries import check_preloaded
 from wheelcheck.audit.unsafe_loading import check_loading
 from wheelcheck.audit.runtime_deps import check_runtime_deps

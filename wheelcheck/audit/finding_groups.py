@@ -7,19 +7,18 @@ causes differ only in their subject become one group naming every subject ("RUNP
 the most files first, then the most symbols.
 
 The findings themselves stay one per file (the JSON report keeps both): grouping only decides how they
-are shown.
+are shown. A wheel's summary (findings.summarize) counts its groups.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from wheelcheck.audit.findings import SEVERITIES, Finding, WheelReport
+from wheelcheck.audit.finding import SEVERITIES, Finding
 from wheelcheck.symbols.mangling import short_name
 
-__all__ = ["FindingGroup", "WheelSummary", "group_findings", "summarize", "LEAK_RULE"]
+__all__ = ["FindingGroup", "group_findings", "LEAK_RULE"]
 
 LEAK_RULE = "leaked-library-symbols"  # its subjects are the leaked library families the summary counts
 _SYMBOLS_NAMED = 6  # a group that limits the tag names this many of its symbols in its headline
@@ -93,39 +92,3 @@ def _with_symbols(headline: str, findings: tuple[Finding, ...]) -> str:
                                                  if len(names) > _SYMBOLS_NAMED else "")
     head, arrow, tail = headline.partition(" → ")
     return f"{head} ({shown}){arrow}{tail}"
-
-
-@dataclass(frozen=True)
-class WheelSummary:
-    """What the end of a wheel's report says: counts, exposure, time."""
-
-    severities: dict[str, int]  # error, warning, info -> findings
-    rules: dict[str, int]  # rule -> findings, most first
-    groups: int
-    elf_files: int
-    exported_symbols: int
-    leaked: dict[str, dict[str, int]] = field(default_factory=dict)  # family -> {files, symbols}, most first
-    seconds: float | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"severities": self.severities, "rules": self.rules, "groups": self.groups,
-                "elf_files": self.elf_files, "exported_symbols": self.exported_symbols, "leaked": self.leaked,
-                "seconds": None if self.seconds is None else round(self.seconds, 3)}
-
-
-def summarize(wheel: WheelReport) -> WheelSummary:
-    severities = dict.fromkeys(reversed(SEVERITIES), 0)
-    severities.update(Counter(f.severity for f in wheel.findings))
-    rules = dict(sorted(Counter(f.rule for f in wheel.findings).items(), key=lambda kv: (-kv[1], kv[0])))
-    leaked: dict[str, dict[str, Any]] = {}
-    for f in wheel.findings:
-        # a statically linked libstdc++ exporting its runtime is a leaked library too (its own rule says more)
-        family = f.subject if f.rule == LEAK_RULE else "libstdc++" if f.rule == "libstdcxx-exported" else None
-        if family:
-            entry = leaked.setdefault(family, {"files": set(), "symbols": 0})
-            entry["files"].add(f.file)
-            entry["symbols"] += f.count
-    leaked_counts = {name: {"files": len(e["files"]), "symbols": e["symbols"]}
-                     for name, e in sorted(leaked.items(), key=lambda kv: (-kv[1]["symbols"], kv[0]))}
-    return WheelSummary(severities, rules, len(group_findings(wheel.findings)), len(wheel.files),
-                        sum(f.exported_symbols for f in wheel.files), leaked_counts, wheel.seconds)

@@ -6,64 +6,20 @@ the most compatible tag whose policy it meets, and is *required* to meet its bes
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from wheelcheck.data import load_table
+from wheelcheck.audit.finding import SEVERITIES, Finding, reaches, rule_why
+from wheelcheck.audit.finding_groups import LEAK_RULE, group_findings
 from wheelcheck.policy.policy_model import glibc_of_tag
 
 __all__ = ["Finding", "FileReport", "WheelReport", "AuditReport", "Relaxation", "SEVERITIES", "SCHEMA_VERSION",
-           "SCHEMA_MINOR", "reaches", "rule_why"]
+           "SCHEMA_MINOR", "reaches", "rule_why", "WheelSummary", "summarize"]
 
 SCHEMA_VERSION = 2  # bumped on a change that is not an addition
 SCHEMA_MINOR = 6  # bumped on each addition: 1 added the wheels' components (bill of materials), 2 the dlopen status
 # fallback, 3 the dlopen status no-loader, 4 required_met, 5 relaxed_by, 6 each wheel's suppressed findings
-SEVERITIES = ("info", "warning", "error")
-
-
-def reaches(findings: "list[Finding]", fail_on: str = "error") -> bool:
-    """Does any finding have ``fail_on``'s severity or a higher one? (--fail-on: such a wheel fails.)"""
-    floor = SEVERITIES.index(fail_on)
-    return any(SEVERITIES.index(f.severity) >= floor for f in findings)
-
-
-def rule_why(rule: str) -> str:
-    """The rules reference's 'why it breaks programs' for ``rule`` ("" for a rule it does not list)."""
-    return next((r["why"] for r in load_table("rules.json")["rules"] if r["id"] == rule), "")
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One observation with a stable rule id. Errors make the wheel fail.
-
-    ``message`` says what this file does; ``explanation`` why that breaks programs; ``hint`` the fix: three
-    fields, shown on three lines. ``cause`` is what every file with the same problem shares (the RUNPATH
-    entry, the missing library, the leaked family): reports group findings by it. ``subject`` is the part of
-    ``cause`` that names the thing (``libc10.so``), so groups over the same files can list several in one line.
-    """
-
-    rule: str
-    severity: str
-    file: str | None
-    message: str
-    hint: str = ""
-    symbols: tuple[str, ...] = ()
-    limit: str | None = None  # the best tag this finding alone allows
-    explanation: str = ""  # default: the rule's 'why' from the rules reference
-    cause: str = ""  # default: the message
-    subject: str | None = None  # appears verbatim in cause
-    count: int = 0  # how many symbols (or entries) it involves, where that measures it
-
-    def __post_init__(self) -> None:
-        if not self.cause:
-            object.__setattr__(self, "cause", self.message)
-        if not self.explanation:
-            object.__setattr__(self, "explanation", rule_why(self.rule))
-
-    def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["symbols"] = list(self.symbols)
-        return out
 
 
 @dataclass(frozen=True)
@@ -127,15 +83,11 @@ class WheelReport:
 
     def groups(self) -> list:
         """The findings grouped by cause, most important first (audit/finding_groups.py)."""
-        from wheelcheck.audit.finding_groups import group_findings
-
         return group_findings(self.findings)
 
     def to_dict(self) -> dict[str, Any]:
         if self.error is not None:
             return {"filename": self.filename, "error": self.error}
-        from wheelcheck.audit.finding_groups import summarize
-
         out = asdict(self)
         del out["error"], out["seconds"]
         if self.path is None:
@@ -146,6 +98,42 @@ class WheelReport:
         out["groups"] = [g.to_dict(index) for g in self.groups()]
         out["summary"] = summarize(self).to_dict()
         return out
+
+
+@dataclass(frozen=True)
+class WheelSummary:
+    """What the end of a wheel's report says: counts, exposure, time."""
+
+    severities: dict[str, int]  # error, warning, info -> findings
+    rules: dict[str, int]  # rule -> findings, most first
+    groups: int
+    elf_files: int
+    exported_symbols: int
+    leaked: dict[str, dict[str, int]] = field(default_factory=dict)  # family -> {files, symbols}, most first
+    seconds: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"severities": self.severities, "rules": self.rules, "groups": self.groups,
+                "elf_files": self.elf_files, "exported_symbols": self.exported_symbols, "leaked": self.leaked,
+                "seconds": None if self.seconds is None else round(self.seconds, 3)}
+
+
+def summarize(wheel: WheelReport) -> WheelSummary:
+    severities = dict.fromkeys(reversed(SEVERITIES), 0)
+    severities.update(Counter(f.severity for f in wheel.findings))
+    rules = dict(sorted(Counter(f.rule for f in wheel.findings).items(), key=lambda kv: (-kv[1], kv[0])))
+    leaked: dict[str, dict[str, Any]] = {}
+    for f in wheel.findings:
+        # a statically linked libstdc++ exporting its runtime is a leaked library too (its own rule says more)
+        family = f.subject if f.rule == LEAK_RULE else "libstdc++" if f.rule == "libstdcxx-exported" else None
+        if family:
+            entry = leaked.setdefault(family, {"files": set(), "symbols": 0})
+            entry["files"].add(f.file)
+            entry["symbols"] += f.count
+    leaked_counts = {name: {"files": len(e["files"]), "symbols": e["symbols"]}
+                     for name, e in sorted(leaked.items(), key=lambda kv: (-kv[1]["symbols"], kv[0]))}
+    return WheelSummary(severities, rules, len(group_findings(wheel.findings)), len(wheel.files),
+                        sum(f.exported_symbols for f in wheel.files), leaked_counts, wheel.seconds)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import functools
 from importlib import resources
 
 from wheelcheck.policy.extends import resolve_extends
-from wheelcheck.policy.policy_loader import policy_from_dict, read_entries
+from wheelcheck.policy.policy_document import policy_from_dict, read_entries
 from wheelcheck.policy.policy_model import PolicySet
 
 __all__ = ["bundled_policies", "bundled_texts"]

@@ -7,7 +7,8 @@ input names (wheels, files, tags, the messages that quote them) goes through rep
 
 from __future__ import annotations
 
-from wheelcheck.audit.finding_groups import FindingGroup, summarize
+from wheelcheck.audit.finding_groups import FindingGroup
+from wheelcheck.audit.findings import summarize
 from wheelcheck.audit.findings import AuditReport, WheelReport
 from wheelcheck.report.escaping import md_code, md_text
 from wheelcheck.report.audit_text import suppressed_summary

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from wheelcheck.audit.finding_groups import summarize
+from wheelcheck.audit.findings import summarize
 from wheelcheck.audit.findings import AuditReport, WheelReport
 from wheelcheck.report.escaping import inert_lines
 from wheelcheck.report.finding_lines import group_lines
