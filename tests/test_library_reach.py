@@ -567,3 +567,37 @@ def test_a_directory_is_named_like_a_requirement_by_prefix_or_suffix_but_not_a_g
     assert _owners("nvidia/cublas/lib", required, (("cuda-toolkit", ("cublas", "curand")),), "cublas") == \
         ("cuda-toolkit[cublas]",)
     assert _owners("lib", ("foo-lib",)) == ()
+
+
+def test_a_requirement_is_not_blamed_for_a_library_another_directory_may_hold(build, tmp_path):
+    """cutensornet-cu13 2.14.0: RUNPATH $ORIGIN/../../cutensor/lib and $ORIGIN/../../nvidia/cu13/lib, Requires-Dist
+    cutensor-cu13 only. libcutensor.so.2 is cutensor-cu13's (its directory is named like both); libcublas.so.13 is in
+    no directory named like it, and nvidia/cu13/lib, which a requirement's requirement fills, may hold it: the
+    message must not say cutensor-cu13 may install it."""
+    tensor = build.compile_c("int contract(void) { return 2; }\n", "libcutensor.so.2",
+                             flags=("-Wl,-soname,libcutensor.so.2",))
+    blas = build.compile_c("int gemm(void) { return 13; }\n", "libcublas.so.13", flags=("-Wl,-soname,libcublas.so.13",))
+    ext = build.compile_c(extension_source("_tn", "    return contract() + gemm();",
+                                           prelude="extern int contract(void);\nextern int gemm(void);\n"),
+                          "_tn.so", libs=(tensor, blas),
+                          flags=("-Wl,-rpath,$ORIGIN:$ORIGIN/../cutensor/lib:$ORIGIN/../nvidia/cu13/lib",
+                                 "-Wl,--enable-new-dtags"))
+    tag = python_tag()
+    wheel = build_wheel(tmp_path / "user", "tnet", "1.0", f"{tag}-{tag}-linux_x86_64", {
+        "tnet/__init__.py": b"", f"tnet/_tn{EXT_SUFFIX}": ext,
+        f"{dist_info('tnet', '1.0')}/METADATA": _metadata("tnet", ("cutensor-cu13>=2.8",)),
+    })
+    report = audit_one(wheel)
+    found = {f.subject: f for f in by_rule(report, "external-library")}
+    assert set(found) == {"libcutensor.so.2", "libcublas.so.13"}
+    assert "leads to cutensor/lib, named like cutensor-cu13 (in Requires-Dist)" in found["libcutensor.so.2"].message
+    blas_finding = found["libcublas.so.13"]
+    assert "cutensor" not in blas_finding.message and "cutensor" not in blas_finding.hint
+    assert ("needs libcublas.so.13, which the wheel does not provide; its RUNPATH leads to nvidia/cu13/lib, which no "
+            "distribution of its Requires-Dist is named like") in blas_finding.message
+    assert "--exclude 'libcublas.so.13'" in blas_finding.hint
+    assert report.deserved_tag == auditwheel_show(wheel)["overall_tag"] == "linux_x86_64"
+    # installed with what the requirements bring, the module finds each library where the message says
+    proc = _imports_beside_provider(tmp_path, "cutensor_cu13", "2.8", {
+        "cutensor/lib/libcutensor.so.2": tensor, "nvidia/cu13/lib/libcublas.so.13": blas}, wheel, "tnet._tn")
+    assert proc.returncode == 0 and proc.stdout.strip() == "15", proc.stderr

@@ -40,7 +40,8 @@ class ForeignDirectories:
     needer: str
     soname: str
     directories: tuple[str, ...]  # site-packages directories of the RPATH that the wheel does not ship
-    required: tuple[str, ...]  # the Requires-Dist names that may install them (named like the directory)
+    required: tuple[str, ...]  # the Requires-Dist names that may install them (named like the directory); none: no
+    # directory is named like the library and one is named like no requirement, so none is blamed
     exact: bool = True  # each directory's top is a required distribution's own name (torch/lib: torch)
     shared: bool = False  # the wheel installs files into each directory too (nvidia/cu13/lib, a namespace's)
 
@@ -94,6 +95,14 @@ def foreign_directories(model: WheelModel, needer: ElfInfo, soname: str) -> Fore
     # when no requirement is named like those, none is blamed for the library
     likeness = [_named_like(directory, stem) for directory, _named in found]
     best = max(likeness, default=0)
+    own = posixpath.dirname(model.install_path(needer.path))[len("/sp/"):]  # $ORIGIN: what is there, the wheel ships
+    if best == 0 and any(not named and directory != own for directory, named in found):
+        # no directory is named like the library, and one is named like no requirement: the library may as well be
+        # there (cutensornet: libcublas.so.13 in nvidia/cu13/lib, which a requirement's requirement fills, beside
+        # cutensor/lib), so no requirement is blamed for it
+        unowned = tuple(dict.fromkeys(d for d, named in found if not named and d != own))
+        return ForeignDirectories(needer.path, soname, unowned, (), False,
+                                  all(_ships_in(shipped_dirs, "/sp/" + d) for d in unowned))
     found = [f for f, score in zip(found, likeness) if score == best and f[1]]
     if not found:
         return None
@@ -196,6 +205,13 @@ def why_missing(model: WheelModel, needer: ElfInfo | None, soname: str,
         return what, (f"add {found.entry} to its RUNPATH (-Wl,-rpath,'{found.entry}'); "
                       f"`wheelcheck repair` adds it")
     foreign = foreign_directories(model, needer, soname)
+    if foreign is not None and not foreign.required:
+        where = ", ".join(foreign.directories)
+        return (f"needs {soname}, which the wheel does not provide; its {needer.search_path_tag} leads to {where}, "
+                f"which no distribution of its Requires-Dist is named like (a requirement of a requirement may "
+                f"install it there)",
+                f"if a distribution the wheel's requirements bring installs it in {where}, accept it with --exclude "
+                f"'{soname}' and require that distribution by name; otherwise vendor it with `wheelcheck repair`")
     if foreign is not None:
         where, owners = ", ".join(foreign.directories), " or ".join(foreign.required)
         # a directory named like another distribution's own package is where that one installs; one named
