@@ -46,3 +46,29 @@ def test_readme_first_screen():
     seconds = re.compile(r"audited in [0-9.]+ s")  # the one figure that changes from run to run
     assert proc.returncode == 0 and seconds.sub("", proc.stdout) == seconds.sub("", shown)
     assert 'repair-wheel-command = "wheelcheck repair -w {dest_dir} {wheel}"' in first_screen
+
+
+def test_one_flag_vocabulary_across_commands():
+    """A short flag is the same long option on every command, takes the same kind of value, and --env always
+    takes a PYTHON; a flag that several commands take is in docs/cli.md's table."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import gen_docs
+
+    commands = [(path, cb) for path, cb in gen_docs._commands(gen_docs.app, "wheelcheck") if path != "wheelcheck"]
+    meaning: dict[str, set[tuple]] = {}
+    for path, callback in commands:
+        for p in gen_docs._params(callback):
+            if p["argument"]:
+                continue
+            for decl in p["decls"]:
+                kind = "count" if p["value"].startswith("flag (") else "flag" if p["value"] == "flag" else "value"
+                meaning.setdefault(decl, set()).add((tuple(p["decls"]), kind))
+                if decl == "--env":
+                    assert p["value"].startswith("`PYTHON`"), (path, p["value"])
+    for short in ("-o", "-q", "-v"):
+        assert len(meaning[short]) == 1, (short, meaning[short])
+    assert meaning["-q"] == {(("-q", "--quiet"), "flag")} and meaning["-v"] == {(("-v", "--verbose"), "count")}
+    table = gen_docs.flags_by_command(commands)
+    assert {"-o/--output", "-q/--quiet", "--env"} <= table["wheelcheck conflicts"]
+    assert {"-o/--output", "-q/--quiet", "--env"} <= table["wheelcheck compat"]
+    assert {"-o/--output", "-q/--quiet"} <= table["wheelcheck audit"] & table["wheelcheck sbom"]

@@ -38,6 +38,8 @@ def render_cli_reference() -> str:
     out += ["| command | what it does |", "|---|---|"]
     out += [f"| [`{path}`](#{_anchor(path)}) | {_cell(_doc(callback).split(chr(10))[0])} |"
             for path, callback in commands]
+    out += ["", "Flags that several commands take mean the same on each (`--format` offers what the command writes):", ""]
+    out += _flag_table(commands)
     for path, callback in commands:
         params = list(_params(callback))
         arguments = [f"{p['name']}{'...' if p['many'] else ''}" if p["required"]
@@ -49,6 +51,28 @@ def render_cli_reference() -> str:
             out += ["", "| argument / option | value | default | meaning |", "|---|---|---|---|"]
             out += [f"| {p['label']} | {p['value']} | {p['default']} | {_cell(p['help'])} |" for p in params]
     return "\n".join(out) + "\n"
+
+
+SHARED_FLAGS = ("-o/--output", "-q/--quiet", "-v/--verbose", "--format", "--env", "--fail-on", "--jobs",
+                "--plat", "--policy-file", "--config", "--isolated")
+
+
+def flags_by_command(commands) -> dict[str, set[str]]:
+    """command -> which of SHARED_FLAGS it takes (its short and long names as declared)."""
+    table = {}
+    for path, callback in commands:
+        names = {d for p in _params(callback) if not p["argument"] for d in p["decls"]}
+        table[path] = {flag for flag in SHARED_FLAGS if set(flag.split("/")) <= names}
+    return table
+
+
+def _flag_table(commands) -> list[str]:
+    table = flags_by_command([(path, cb) for path, cb in commands if path != "wheelcheck"])
+    used = [flag for flag in SHARED_FLAGS if sum(flag in flags for flags in table.values()) > 1]
+    rows = ["| command | " + " | ".join(f"`{f}`" for f in used) + " |", "|---|" + "---|" * len(used)]
+    rows += [f"| `{path}` | " + " | ".join("yes" if f in flags else "" for f in used) + " |"
+             for path, flags in table.items()]
+    return rows
 
 
 # Read from typer's declarations (typer.models and the callbacks' signatures), not from click objects or
@@ -98,7 +122,7 @@ def _params(callback):
             value = f"`{info.metavar or {int: 'INTEGER', str: 'TEXT', Path: 'PATH'}.get(base, 'TEXT')}`"
         if many:
             value += " (repeatable)"
-        yield {"argument": False, "label": ", ".join(f"`{d}`" for d in decls), "value": value,
+        yield {"argument": False, "decls": decls, "label": ", ".join(f"`{d}`" for d in decls), "value": value,
                "default": _default(default), "help": info.help or ""}
 
 
