@@ -88,12 +88,34 @@ def test_package_managers_are_asked_only_about_absolute_paths_after_double_dash(
         assert os_packages_of([f"{EVIL_DIR}/libx.so.1"]) == {f"{EVIL_DIR}/libx.so.1": None}
         assert not (tmp_path / "PWNED").exists()
         asked: list[list[str]] = []
-        monkeypatch.setattr(os_packages, "_run", lambda argv, any_status=False: asked.append(argv))
+        monkeypatch.setattr(os_packages, "run_query", lambda argv, any_status=False: asked.append(argv))
         monkeypatch.setattr(os_packages.shutil, "which", lambda name: f"/usr/bin/{name}")
         os_packages_of(["/opt/x/libx.so.1"])
     finally:
         lookup_cache_clear()
     assert asked and all(argv[argv.index("--") + 1].startswith("/") for argv in asked), asked
+
+
+def test_license_queries_name_absolute_paths_or_package_names_after_double_dash(monkeypatch):
+    """The license lookup asks dpkg and rpm about absolute paths, and apk about a package by the name it
+    printed; a name that could read as an option (or a path) is never asked."""
+    from wheelcheck.sbom import package_licenses as licenses
+    from wheelcheck.sbom.bill_of_materials import OsPackage
+
+    asked: list[list[str]] = []
+    monkeypatch.setattr(licenses, "run_query", lambda argv, any_status=False: asked.append(argv))
+    monkeypatch.setattr(licenses.shutil, "which", lambda name: f"/usr/bin/{name}")
+    found = licenses.package_licenses({
+        "/usr/lib/libgood.so.1": OsPackage("deb", "debian", "libgood1", "1"),
+        "/usr/lib/libevil.so.1": OsPackage("deb", "debian", "--admindir=/tmp", "1"),
+        "/usr/lib/librpm.so.1": OsPackage("rpm", "almalinux", "good", "1-1"),
+        "/lib/libapk.so.1": OsPackage("apk", "alpine", "good", "1-r0"),
+        "/lib/libapkevil.so.1": OsPackage("apk", "alpine", "-x", "1-r0")})
+    assert found["/usr/lib/libevil.so.1"].problem and found["/lib/libapkevil.so.1"].problem
+    assert asked and all("--" in argv for argv in asked)
+    for argv in asked:
+        for operand in argv[argv.index("--") + 1:]:
+            assert operand.startswith("/") or operand in ("good", "good-doc"), argv
 
 
 # -- host files that no loader would load
@@ -203,3 +225,25 @@ def test_a_library_file_name_with_control_characters_is_not_grafted(build, tmp_p
     with pytest.raises(RepairError, match="control characters"):
         _repair(wheel, tmp_path / "out", lib_path=[libdir])
     assert not list((tmp_path / "out").glob("*.whl"))
+
+
+def test_a_wheels_sbom_cannot_write_metadata_lines_through_a_license_file_name(tmp_path):
+    """What an earlier repair's SBOM says of a library's license file is the wheel's to say: a name that is not
+    under .dist-info/licenses/, or that holds a line break (a header of its own in METADATA), is not declared."""
+    from wheelcheck.elf.elf_patch import ElfPatch
+    from wheelcheck.repair.graft_licenses import plan_licenses
+    from wheelcheck.repair.graft_plan import Graft
+    from wheelcheck.sbom.bill_of_materials import ComponentLicense
+    from wheelcheck.wheel.wheel_reader import WheelReader
+
+    injected = "evil-1.0.dist-info/licenses/x\nRequires-Dist: malware"
+    elsewhere = "evil/module.py"
+    wheel = build_wheel(tmp_path, "evil", "1.0", f"{python_tag()}-{python_tag()}-linux_x86_64", {
+        injected: b"text", elsewhere: b"", "evil.libs/liba-1a2b3c4d.so.1": b"", "evil.libs/libb-1a2b3c4d.so.1": b""})
+    grafts = [Graft(member, member.rsplit("/", 1)[1], "/usr/lib/x.so", "/usr/lib/x.so", "0" * 64, ("x.so",), ElfPatch(),
+                    in_wheel=True) for member in ("evil.libs/liba-1a2b3c4d.so.1", "evil.libs/libb-1a2b3c4d.so.1")]
+    earlier = {"evil.libs/liba-1a2b3c4d.so.1": ComponentLicense("MIT", injected),
+               "evil.libs/libb-1a2b3c4d.so.1": ComponentLicense("MIT", elsewhere)}
+    with WheelReader(wheel) as reader:
+        licensing = plan_licenses(reader, grafts, "evil.libs", {}, earlier=earlier)
+    assert [g.file for g in licensing.licenses] == [None, None] and licensing.metadata is None

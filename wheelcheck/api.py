@@ -205,7 +205,8 @@ def repair(paths: str | Path | Iterable[str | Path], out_dir: str | Path = "whee
     The keyword arguments are the fields of ``RepairOptions``: ``plat`` (a tag, a policy name or "auto"),
     ``exclude``, ``lib_path``, ``level``, ``jobs``, ``hide_symbols``, ``hide_extension_symbols``,
     ``keep_symbols``, ``lib_sdir``, ``only_plat``, ``strip``, ``isa_check``, ``environ``, ``ldpaths``,
-    ``update_tags``, ``allow_pure``.
+    ``update_tags``, ``allow_pure``, ``license_files`` ((LIB, FILE) pairs or a mapping: the license text a graft of
+    LIB carries).
     """
     from wheelcheck.repair.repair_options import RepairOptions
 

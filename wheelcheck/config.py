@@ -58,6 +58,8 @@ SETTINGS = {s.key: s for s in (
     Setting("ignore", list, [], "audit: rule ids whose findings are suppressed (counted and named in the report)"),
     Setting("per-file-ignores", dict, {}, "audit: member globs to rule ids suppressed in those members"),
     Setting("baseline", str, None, "audit: a baseline file of known findings, which are suppressed", is_path=True),
+    Setting("license-files", dict, {}, "repair: libraries (a soname or file name) to the license file their graft "
+                                       "carries, a file of the project's own folder"),
 )}
 
 # Variables wheelcheck reads besides the settings' own: name -> what it does (shown by `wheelcheck config`)
@@ -236,6 +238,8 @@ def _relative_to(folder: Path, value: Any) -> Any:
 
 def _checked(path: Path, setting: Setting, value: Any) -> Any:
     where = f"[tool.wheelcheck] {setting.key}"
+    if setting.key == "license-files":
+        return _license_files(path, where, value)
     if setting.kind is dict:
         if not isinstance(value, dict):
             raise UsageError(str(path), f"{where} must be a table of member globs to rule ids")
@@ -263,3 +267,22 @@ def _checked(path: Path, setting: Setting, value: Any) -> Any:
     if setting.choices and value not in setting.choices:
         raise UsageError(str(path), f"{where} must be one of {', '.join(setting.choices)}, not {value!r}")
     return value
+
+
+def _license_files(path: Path, where: str, value: Any) -> dict[str, str]:
+    """The table of library -> license file, each file inside the folder of ``path``: the repository's settings
+    choose which of its own files a published wheel carries, never a file elsewhere on the machine (the command
+    line's --license-file may name any)."""
+    if not isinstance(value, dict):
+        raise UsageError(str(path), f"{where} must be a table of library names to license files")
+    folder = path.parent.resolve()
+    out = {}
+    for lib, file in value.items():
+        if not isinstance(file, str):
+            raise UsageError(str(path), f"{where} {lib!r} must be a path to a license file")
+        given = path.parent / Path(file)
+        if not given.resolve().is_relative_to(folder):
+            raise UsageError(str(path), f"{where} {lib!r}: {file!r} is outside the project's folder {folder} "
+                                        "(give such a file with --license-file)")
+        out[lib] = str(given)
+    return out

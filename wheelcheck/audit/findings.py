@@ -18,8 +18,9 @@ __all__ = ["Finding", "FileReport", "WheelReport", "AuditReport", "Relaxation", 
            "SCHEMA_MINOR", "reaches", "rule_why", "WheelSummary", "summarize"]
 
 SCHEMA_VERSION = 2  # bumped on a change that is not an addition
-SCHEMA_MINOR = 6  # bumped on each addition: 1 added the wheels' components (bill of materials), 2 the dlopen status
-# fallback, 3 the dlopen status no-loader, 4 required_met, 5 relaxed_by, 6 each wheel's suppressed findings
+SCHEMA_MINOR = 7  # bumped on each addition: 1 added the wheels' components (bill of materials), 2 the dlopen status
+# fallback, 3 the dlopen status no-loader, 4 required_met, 5 relaxed_by, 6 each wheel's suppressed findings, 7 the
+# components' licenses
 
 
 @dataclass(frozen=True)

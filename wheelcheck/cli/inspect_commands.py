@@ -95,6 +95,8 @@ def _shown(value: object) -> str:
         return "true" if value else "false"
     if isinstance(value, list):
         return ", ".join(value) if value else "(none)"
+    if isinstance(value, dict):  # per-file-ignores: glob -> rules; license-files: library -> file
+        return "; ".join(f"{key}: {_shown(item)}" for key, item in value.items()) if value else "(none)"
     return str(value)
 
 

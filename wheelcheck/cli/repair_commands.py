@@ -50,6 +50,7 @@ def repair_command(
     no_update_tags: Annotated[bool, typer.Option("--no-update-tags", help="Keep the file name and WHEEL tags (auditwheel's option); the repaired wheel must still meet every tag it claims.")] = False,
     allow_pure_python_wheel: Annotated[bool, typer.Option("--allow-pure-python-wheel", help="Copy a wheel tagged 'any' with no ELF file to the output unchanged, instead of exit 1.")] = False,
     ldpaths: Annotated[Optional[str], typer.Option("--ldpaths", help="Colon-separated directories that replace ld.so.conf and the system directories in the library search (auditwheel's option; $AUDITWHEEL_LD_LIBRARY_PATH is still searched).")] = None,
+    license_file: Annotated[Optional[list[str]], typer.Option("--license-file", metavar="LIB=FILE", help="The license text a graft of LIB (a soname the wheel needs, or the library's file name) carries, for a library no OS package provides (repeatable). Replaces [tool.wheelcheck] license-files.")] = None,
     patcher: Annotated[Optional[str], typer.Option("--patcher", envvar="AUDITWHEEL_PATCHER", show_envvar=False, help="auditwheel's ELF patcher choice: only patchelf, what wheelcheck always uses.")] = None,
     fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
     jobs: Annotated[Optional[int], typer.Option(help="Members streamed at once (threads), a large wheel's members read on that many processes; default: one per core.", min=1)] = None,
@@ -68,7 +69,8 @@ def repair_command(
     _check_patcher(patcher)
     settings = _settings(config, {"plat": plat, "policy-file": _str(policy_file), "exclude": exclude,
                                   "lib-path": lib_path, "hide-symbols": hide_symbols,
-                                  "zip-compression-level": level}, command="repair", isolated=isolated)
+                                  "zip-compression-level": level, "license-files": _license_files(license_file)},
+                         command="repair", isolated=isolated)
     try:
         options = RepairOptions(policies=load_policies(settings["policy-file"]), out_dir=wheel_dir,
                                 plat=settings["plat"] or "auto", exclude=settings["exclude"],
@@ -76,7 +78,7 @@ def repair_command(
                                 hide_symbols=settings["hide-symbols"], hide_extension_symbols=hide_extension_symbols,
                                 keep_symbols=tuple(keep_symbols or ()), lib_sdir=lib_sdir, only_plat=only_plat,
                                 strip=strip, isa_check=not disable_isa_ext_check, update_tags=not no_update_tags,
-                                allow_pure=allow_pure_python_wheel,
+                                allow_pure=allow_pure_python_wheel, license_files=settings["license-files"],
                                 ldpaths=None if ldpaths is None else tuple(d for d in ldpaths.split(":") if d))
     except WheelcheckError as exc:
         _fail(str(exc))
@@ -102,6 +104,17 @@ def repair_command(
         if wheel.status == "error":
             _error_line(f"wheelcheck: error: {wheel.message}")
     raise typer.Exit(report.exit_code)
+
+
+def _license_files(values: list[str] | None) -> dict[str, str] | None:
+    """--license-file LIB=FILE values as the setting's table."""
+    out = {}
+    for value in values or ():
+        lib, sep, file = value.partition("=")
+        if not sep or not lib or not file:
+            _fail(f"--license-file {value}: expected LIB=FILE")
+        out[lib] = file
+    return out or None
 
 
 def _interrupt(signum: int, frame: object) -> None:

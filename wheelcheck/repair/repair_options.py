@@ -40,6 +40,9 @@ class RepairOptions:
     ldpaths: tuple[str, ...] | None = None  # auditwheel's --ldpaths: replaces ld.so.conf and the trusted dirs
     update_tags: bool = True  # False (--no-update-tags): keep the file name and Tag lines; they must still hold
     allow_pure: bool = False  # --allow-pure-python-wheel: copy a py3-none-any wheel through unchanged
+    # --license-file LIB=FILE: (LIB, FILE) pairs, or a mapping; LIB a soname the wheel needs or a library's file
+    # name, FILE the license text its graft carries (instead of its OS package's)
+    license_files: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         as_tuple(self, "exclude", "lib_path", "keep_symbols")
@@ -54,6 +57,19 @@ class RepairOptions:
             raise UsageError(repr(self.jobs), "--jobs must be at least 1")
         if self.hiding and not lief_available():
             raise UsageError("--hide-symbols", LIEF_MISSING)
+        self._check_license_files()
+
+    def _check_license_files(self) -> None:
+        pairs = self.license_files.items() if isinstance(self.license_files, Mapping) else self.license_files
+        checked = []
+        for lib, file in pairs:
+            lib, file = str(lib), os.fspath(file)
+            if not lib or "/" in lib:
+                raise UsageError(repr(lib), "--license-file takes LIB=FILE, LIB a library's soname or file name")
+            if not os.path.isfile(file):
+                raise UsageError(file, f"no such file (the license of {lib}, --license-file)")
+            checked.append((lib, str(file)))
+        object.__setattr__(self, "license_files", tuple(checked))
 
     @property
     def hiding(self) -> bool:

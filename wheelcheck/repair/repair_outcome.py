@@ -7,16 +7,26 @@ from typing import Any
 
 from wheelcheck.audit.findings import Finding, Relaxation
 
-__all__ = ["GraftedLibrary", "HiddenSymbols", "PatchedFile", "RepairOutcome", "RepairReport", "STATUSES",
+__all__ = ["GraftedLibrary", "GraftedLicense", "HiddenSymbols", "PatchedFile", "RepairOutcome", "RepairReport", "STATUSES",
            "REPAIR_SCHEMA_VERSION", "REPAIR_SCHEMA_MINOR"]
 
 REPAIR_SCHEMA_VERSION = 2  # bumped on a change that is not an addition
-REPAIR_SCHEMA_MINOR = 2  # bumped on each addition: 1 added sbom, 2 relaxed_by
+REPAIR_SCHEMA_MINOR = 3  # bumped on each addition: 1 added sbom, 2 relaxed_by, 3 the grafts' licenses
 
 # repaired: written; failed: the wheel cannot meet the target (nothing written); pure: no ELF file,
 # nothing to repair (nothing written); copied: a pure wheel copied unchanged (--allow-pure-python-wheel);
 # error: bad input, a missing library, an unwritable output
 STATUSES = ("repaired", "failed", "pure", "copied", "error")
+
+
+@dataclass(frozen=True)
+class GraftedLicense:
+    """The license a grafted library travels under."""
+
+    file: str | None  # the member holding its text (<dist>.dist-info/licenses/...); None when none was found
+    expression: str | None  # SPDX, as its package states it
+    origin: str  # where the text came from: the package and the files read, a --license-file, an earlier repair
+    problem: str | None = None  # why there is no text
 
 
 @dataclass(frozen=True)
@@ -28,6 +38,7 @@ class GraftedLibrary:
     member: str  # <dist>.libs/<new name>
     soname: str  # its new SONAME (= the member's file name)
     already_in_wheel: bool = False
+    license: GraftedLicense | None = None  # None when the repair wrote nothing (a failed repair's plan)
 
 
 @dataclass(frozen=True)
@@ -68,6 +79,7 @@ class RepairOutcome:
     hidden: list[HiddenSymbols] | None = None  # --hide-symbols: per vendored library
     findings: list[Finding] = field(default_factory=list)  # the re-audit's, or why the target is out of reach
     sbom: str | None = None  # the CycloneDX SBOM member the wheel carries (.dist-info/sboms/wheelcheck.cdx.json)
+    metadata_version_raised: str | None = None  # the Metadata-Version raised to 2.4 for License-File
     copied_members: int = 0  # copied as compressed bytes
     written_members: int = 0  # deflated anew
     message: str | None = None  # one line for failed/pure/copied/error

@@ -34,12 +34,13 @@ from wheelcheck.host.host_library_search import Located, locate_libraries, typic
 from wheelcheck.host.search_paths import host_search_path
 from wheelcheck.policy.policy_model import LINUX, Policy
 from wheelcheck.repair.graft_apply import apply_plan, repaired_model
+from wheelcheck.repair.graft_licenses import Licensing, plan_licenses
 from wheelcheck.repair.graft_plan import RepairPlan, make_plan, never_grafted, with_graft_names
 from wheelcheck.repair.hide_apply import Hidden, hide_symbols
 from wheelcheck.repair.predict_model import predict
 from wheelcheck.repair.repair_options import RepairOptions
 from wheelcheck.repair.host_plugins import host_plugin_findings, host_plugins
-from wheelcheck.repair.repair_outcome import GraftedLibrary, HiddenSymbols, PatchedFile, RepairOutcome
+from wheelcheck.repair.repair_outcome import GraftedLibrary, GraftedLicense, HiddenSymbols, PatchedFile, RepairOutcome
 from wheelcheck.repair.repair_target import Choice, choose_plan
 from wheelcheck.repair.retag import added_platforms, removed_platforms, retag_filename, retag_wheel_text
 from wheelcheck.wheel.library_resolution import resolve
@@ -47,7 +48,7 @@ from wheelcheck.wheel.package_checks import rewritten
 from wheelcheck.wheel.scanner import Progress, scan_reader
 from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.wheel.wheel_reader import WheelReader
-from wheelcheck.sbom.wheel_sbom import repaired_wheel_sbom, sbom_member
+from wheelcheck.sbom.wheel_sbom import embedded_licenses, repaired_wheel_sbom, sbom_member
 from wheelcheck.symbols.sonames import hashed_name
 from wheelcheck.wheel.wheel_rebuild import Changes, NewMember, RebuildStats, rebuild_wheel, reproducible_date_time
 from wheelcheck.wheel.wheel_writer import atomic_output
@@ -118,17 +119,19 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
                                                       "before (a bug: please report it)")
         except (RepairError, BadElfError) as exc:
             raise type(exc)(f"{model.filename}:{exc.path}", exc.problem) from None
+        licensing = _licensing(source, plan, options)
+        changes, final = _with_licenses(source, changes, final, licensing)
         judged = assess(final, audit_options)
         after = judged.report
         if judged.verdict is None or not judged.verdict.meets(choice.verdict):
             raise RepairError(str(path), f"the patched files reach {after.deserved_tag}, not the planned "
                                          f"{choice.verdict.tag(arch)} (an ELF edit did not do what it should)")
-        changes, sbom = _with_sbom(source, changes, final, plan, options)
+        changes, sbom = _with_sbom(source, changes, final, plan, options, licensing)
         out_path = _output_dir(options.out_dir) / filename
         stats = _write(source, out_path, changes, model, options)
         plugins = host_plugins([(g.source, g.needed_as, g.member) for g in plan.grafts if not g.in_wheel],
                                located.directories)
-    repaired = _repaired(outcome, out_path, filename, after, stats, plan, hidden)
+    repaired = _repaired(outcome, out_path, filename, after, stats, plan, hidden, licensing)
     settings = judged.target or judged.verdict  # whose rules the re-audit applied: they apply to repair's own too
     repaired.findings += [kept for finding in host_plugin_findings(plugins)
                           for kept in apply_rule_settings(finding, settings.rules if settings else {})]
@@ -247,8 +250,31 @@ def _pure(path: Path, model: WheelModel, outcome: RepairOutcome, options: Repair
 
 
 
+def _licensing(source: WheelReader, plan: RepairPlan, options: RepairOptions) -> Licensing:
+    """The license texts of the grafts, as its OS packages (or --license-file, or an earlier repair) give them."""
+    from wheelcheck.sbom.os_packages import os_packages_of
+
+    owners = os_packages_of([g.source for g in plan.grafts if not g.in_wheel])
+    return plan_licenses(source, plan.grafts, plan.libs_dir, owners, options.license_files,
+                         embedded_licenses(source))
+
+
+def _with_licenses(source: WheelReader, changes: Changes, final: WheelModel,
+                   licensing: Licensing) -> tuple[Changes, WheelModel]:
+    """``changes`` with the license texts and METADATA's License-File lines; ``final`` with them as notices, so
+    that the re-audit sees what will be written."""
+    if not licensing.files and licensing.metadata is None:
+        return changes, final
+    changes = Changes(changes.replace, {**changes.add, **{name: NewMember(data) for name, data in licensing.files.items()}})
+    if licensing.metadata is not None:
+        changes = changes.with_data({f"{source.dist_info}/METADATA": licensing.metadata})
+    notices = final.license_notices.with_texts(licensing.files, [g.member for g in licensing.licenses if g.file])
+    members = final.members + tuple(name for name in licensing.files if name not in final.members)
+    return changes, replace(final, members=members, license_notices=notices)
+
+
 def _with_sbom(source: WheelReader, changes: Changes, final: WheelModel, plan: RepairPlan,
-               options: RepairOptions) -> tuple[Changes, str | None]:
+               options: RepairOptions, licensing: Licensing) -> tuple[Changes, str | None]:
     """``changes`` with the repaired wheel's CycloneDX SBOM (PEP 770), and the member's name (or None).
 
     Written when this repair grafts a library (auditwheel's occasion) or the wheel carries one to keep true;
@@ -258,7 +284,12 @@ def _with_sbom(source: WheelReader, changes: Changes, final: WheelModel, plan: R
     present = name in source.file_sizes()
     if not grafted and not present:
         return changes, None
-    document = repaired_wheel_sbom(final, grafted, source, options.environ)
+    # libraries an earlier repair grafted keep the license its SBOM gave them (while the text is in the wheel)
+    sizes, texts = source.file_sizes(), f"{source.dist_info}/licenses/"
+    licenses = {member: lic for member, lic in embedded_licenses(source).items()
+                if lic.file is None or (lic.file in sizes and lic.file.startswith(texts))}
+    licenses.update({g.member: g.component_license for g in licensing.licenses if g.component_license is not None})
+    document = repaired_wheel_sbom(final, grafted, source, options.environ, licenses)
     if document is None:
         return changes, name if present else None
     if not present:
@@ -342,22 +373,25 @@ def _output_dir(out_dir: Path) -> Path:
 
 
 def _repaired(outcome: RepairOutcome, out_path: Path, filename: str, after: WheelReport, stats: RebuildStats,
-              plan: RepairPlan, hidden: Hidden | None) -> RepairOutcome:
+              plan: RepairPlan, hidden: Hidden | None, licensing: Licensing) -> RepairOutcome:
     outcome.output = str(out_path)
     outcome.deserved_tag = after.deserved_tag
     outcome.platform_tags = filename[: -len(".whl")].rpartition("-")[2].split(".")
     outcome.findings = list(after.findings)
     outcome.copied_members, outcome.written_members = stats.copied, stats.written
-    _describe(outcome, plan)
+    outcome.metadata_version_raised = licensing.raised_from
+    _describe(outcome, plan, licensing)
     if hidden is not None:
         outcome.hidden = [HiddenSymbols(h.path, h.exports, len(h.hidden), dict(h.renamed), dict(h.kept))
                           for h in hidden.plan.libraries]
     return outcome
 
 
-def _describe(outcome: RepairOutcome, plan: RepairPlan) -> None:
+def _describe(outcome: RepairOutcome, plan: RepairPlan, licensing: Licensing | None = None) -> None:
+    licenses = {g.member: GraftedLicense(g.file, g.expression, g.origin, g.problem)
+                for g in (licensing.licenses if licensing else ())}
     outcome.grafted = [GraftedLibrary(list(g.needed_as), g.source, g.realpath, g.sha256, g.member, g.new_name,
-                                      g.in_wheel) for g in plan.grafts]
+                                      g.in_wheel, licenses.get(g.member)) for g in plan.grafts]
     outcome.patched = [PatchedFile(
         member=e.member, replaced_needed=dict(e.patch.replace_needed), removed_needed=list(e.patch.remove_needed),
         rpath_before=list(e.rpath_before), rpath_after=None if e.patch.rpath is None else list(e.patch.rpath),

@@ -7,7 +7,7 @@ A wheel whose repair hit an error is left to the CLI's one line on stderr (an er
 from __future__ import annotations
 
 from wheelcheck.audit.finding_groups import group_findings
-from wheelcheck.repair.repair_outcome import PatchedFile, RepairOutcome, RepairReport
+from wheelcheck.repair.repair_outcome import GraftedLicense, PatchedFile, RepairOutcome, RepairReport
 from wheelcheck.report.escaping import inert_lines
 from wheelcheck.report.finding_lines import group_lines
 from wheelcheck.report.text_lines import Line, plural
@@ -35,6 +35,9 @@ def _body(wheel: RepairOutcome, verbosity: int) -> list[Line]:
         how = "already in the wheel" if graft.already_in_wheel else f"from {graft.source}"
         verb = "grafted" if done else "would graft"
         out.append(Line(f"  {verb} {', '.join(graft.needed_as)} as {graft.member} ({how})"))
+        if graft.license is not None:
+            out.append(_license_line(graft.license, verbosity))
+    out += _licenses_summary(wheel)
     for patched in wheel.patched:
         out += _patched_lines(patched, done)
     explained: set[tuple] = set()
@@ -58,6 +61,32 @@ def _body(wheel: RepairOutcome, verbosity: int) -> list[Line]:
     if done:
         out.append(Line(f"  {plural(wheel.copied_members, 'member')} copied as compressed bytes, "
                         f"{wheel.written_members:,} written", "dim"))
+    return out
+
+
+def _license_line(license: GraftedLicense, verbosity: int) -> Line:
+    if license.file is None:
+        return Line(f"    no license text: {license.problem}", "yellow")
+    stated = license.expression or "stated by its text alone"
+    origin = license.origin if verbosity > 0 else license.origin.split(" (", 1)[0]  # -v: the files read
+    return Line(f"    license {stated}: {license.file} (from {origin})")
+
+
+def _licenses_summary(wheel: RepairOutcome) -> list[Line]:
+    """What the wheel's license files now say beside the project's own license, when this repair grafted."""
+    licenses = [g.license for g in wheel.grafted if g.license is not None and not g.already_in_wheel]
+    if wheel.status != "repaired" or not licenses:
+        return []
+    stated = sorted({lic.expression for lic in licenses if lic.expression})
+    unstated = sum(1 for lic in licenses if lic.file and not lic.expression)
+    parts = stated + ([f"{plural(unstated, 'text')} without an SPDX expression"] if unstated else [])
+    out = []
+    if parts:
+        out.append(Line(f"  the wheel now also carries code under: {'; '.join(parts)} (each text declared in METADATA as "
+                        "License-File; the project's own License-Expression is left as it was)", "yellow"))
+    if wheel.metadata_version_raised:
+        out.append(Line(f"  Metadata-Version raised from {wheel.metadata_version_raised} to 2.4, which License-File "
+                        "needs", "dim"))
     return out
 
 

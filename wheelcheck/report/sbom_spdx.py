@@ -77,6 +77,8 @@ def _package(spdx_id: str, c: Component) -> dict:
         out["versionInfo"] = version
     if c.sha256:
         out["checksums"] = [{"algorithm": "SHA256", "checksumValue": c.sha256}]
+    if c.license is not None and c.license.expression:
+        out["licenseDeclared"] = c.license.expression
     if c.cpe:
         out["externalRefs"].append({"referenceCategory": "SECURITY", "referenceType": "cpe23Type",
                                     "referenceLocator": c.cpe})
@@ -87,7 +89,8 @@ def _comment(c: Component) -> str:
     where = f"vendored library {c.file}" if c.kind == "vendored" else f"statically linked into {c.file}"
     upstream = f"; upstream {c.name} {c.version or ''}".rstrip() if c.os_package else ""
     evidence = "; ".join(f"{e.kind}: {e.value.splitlines()[0]}" for e in c.evidence)
-    return f"{c.title}, {where}{upstream}. Evidence: {evidence}"
+    text = f" License text: {c.license.file}." if c.license is not None and c.license.file else ""
+    return f"{c.title}, {where}{upstream}.{text} Evidence: {evidence}"
 
 
 def _purl_ref(purl: str) -> dict:

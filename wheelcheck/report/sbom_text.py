@@ -10,7 +10,7 @@ from wheelcheck.sbom.bill_of_materials import BillOfMaterials, Component
 
 __all__ = ["render_sbom_text"]
 
-_HEADER = ("component", "version", "how", "file", "evidence")
+_HEADER = ("component", "version", "how", "license", "file", "evidence")
 
 
 def render_sbom_text(boms: Sequence[BillOfMaterials], *, verbosity: int = 0) -> list[Line]:
@@ -29,11 +29,18 @@ def render_sbom_text(boms: Sequence[BillOfMaterials], *, verbosity: int = 0) -> 
     return inert_lines(lines)
 
 
-def _row(c: Component, verbosity: int) -> tuple[str, str, str, str, str]:
+def _row(c: Component, verbosity: int) -> tuple[str, str, str, str, str, str]:
     name = c.name if c.os_package is None else f"{c.name} ({c.os_package.type} {c.os_package.name})"
     version = c.version or "-"
     if c.os_package is not None:
         version = f"{c.version or '-'} ({c.os_package.version})"
     shown = [e for e in c.evidence if e.kind != "filename" or verbosity > 0]
     evidence = "; ".join(f"{e.kind}: {e.value if verbosity > 0 else e.value.splitlines()[0]}" for e in shown)
-    return name, version, c.kind, c.file, evidence or "file name"
+    return name, version, c.kind, _license(c), c.file, evidence or "file name"
+
+
+def _license(c: Component) -> str:
+    """The SPDX expression a repair found, else the license file it wrote (its name), else -."""
+    if c.license is None:
+        return "-"
+    return c.license.expression or f"see {(c.license.file or '-').rsplit('/', 1)[-1]}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Evidence", "OsPackage", "Component", "BillOfMaterials", "KINDS", "EVIDENCE"]
+__all__ = ["Evidence", "OsPackage", "ComponentLicense", "Component", "BillOfMaterials", "KINDS", "EVIDENCE"]
 
 # vendored: a library file in the wheel; static: code linked into another file of the wheel
 KINDS = ("vendored", "static")
@@ -42,6 +42,18 @@ class OsPackage:
 
 
 @dataclass(frozen=True)
+class ComponentLicense:
+    """The license a grafted library travels under: what its package states, and the wheel member that holds
+    the text a repair copied (from the package, or from --license-file)."""
+
+    expression: str | None  # SPDX, where the package states one its ids cover; None otherwise
+    file: str | None  # <dist>.dist-info/licenses/...; None when no text was found
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {"expression": self.expression, "file": self.file}
+
+
+@dataclass(frozen=True)
 class Component:
     name: str  # the upstream project (openssl), a library stem when unknown (libXau), or a symbol family id
     version: str | None  # as the binary states it; None when it does not
@@ -54,6 +66,7 @@ class Component:
     cpe: str | None = None  # only with a stated version of a certain upstream
     evidence: tuple[Evidence, ...] = ()
     os_package: OsPackage | None = field(default=None)
+    license: ComponentLicense | None = None  # for a library a wheelcheck repair grafted
 
     @property
     def purl(self) -> str:
@@ -66,7 +79,8 @@ class Component:
         return {"name": self.name, "version": self.version, "kind": self.kind, "file": self.file,
                 "title": self.title, "sha256": self.sha256, "soname": self.soname, "upstream": self.upstream,
                 "purl": self.purl, "cpe": self.cpe, "evidence": [e.to_dict() for e in self.evidence],
-                "os_package": self.os_package.to_dict() if self.os_package else None}
+                "os_package": self.os_package.to_dict() if self.os_package else None,
+                "license": self.license.to_dict() if self.license else None}
 
 
 @dataclass(frozen=True)

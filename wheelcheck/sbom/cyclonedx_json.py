@@ -19,9 +19,10 @@ from decimal import Decimal
 
 from wheelcheck._version import __version__
 from wheelcheck.errors import UsageError
-from wheelcheck.sbom.bill_of_materials import EVIDENCE, BillOfMaterials, Component, OsPackage
+from wheelcheck.sbom.bill_of_materials import EVIDENCE, BillOfMaterials, Component, ComponentLicense, OsPackage
+from wheelcheck.wheel.license_notices import FILE_PROPERTY, LICENSE_FILE_PROPERTY
 
-__all__ = ["cyclonedx_json", "os_packages_in", "source_date"]
+__all__ = ["cyclonedx_json", "os_packages_in", "licenses_in", "source_date"]
 
 # How sure each kind of evidence makes us of the field it supports (CycloneDX wants a number per method):
 # the package manager owns the file; a library states its own version (a distribution may patch it); a
@@ -94,9 +95,11 @@ def _component(wheel: BillOfMaterials, c: Component):
     from packageurl import PackageURL
 
     package = c.os_package
-    properties = [Property(name="wheelcheck:kind", value=c.kind), Property(name="wheelcheck:file", value=c.file)]
+    properties = [Property(name="wheelcheck:kind", value=c.kind), Property(name=FILE_PROPERTY, value=c.file)]
     if c.soname:
         properties.append(Property(name="wheelcheck:soname", value=c.soname))
+    if c.license is not None and c.license.file:
+        properties.append(Property(name=LICENSE_FILE_PROPERTY, value=c.license.file))
     if package is not None:  # the component is the OS package; what the binary says stays beside it
         properties.append(Property(name="wheelcheck:upstream", value=c.name))
         if c.version:
@@ -107,7 +110,20 @@ def _component(wheel: BillOfMaterials, c: Component):
         type=ComponentType.LIBRARY, bom_ref=_bom_ref(wheel, c), purl=PackageURL.from_string(c.purl),
         cpe=c.cpe, description=description,
         hashes=[HashType(alg=HashAlgorithm.SHA_256, content=c.sha256)] if c.sha256 else None,
-        properties=properties, evidence=_evidence(c))
+        properties=properties, evidence=_evidence(c), licenses=_licenses(c.license))
+
+
+def _licenses(license: ComponentLicense | None) -> list | None:
+    """The package's SPDX expression; without one, the member holding the text, as the license's name."""
+    from cyclonedx.model.license import DisjunctiveLicense, LicenseAcknowledgement, LicenseExpression
+
+    if license is None:
+        return None
+    if license.expression:
+        return [LicenseExpression(license.expression, acknowledgement=LicenseAcknowledgement.DECLARED)]
+    if license.file:
+        return [DisjunctiveLicense(name=license.file, acknowledgement=LicenseAcknowledgement.DECLARED)]
+    return None
 
 
 def _evidence(c: Component):
@@ -127,18 +143,10 @@ def os_packages_in(text: str) -> dict[str, OsPackage]:
     """member -> OS package, from a CycloneDX document wheelcheck wrote ({} for anything else or bad JSON)."""
     from packageurl import PackageURL
 
-    try:
-        document = json.loads(text)
-        components = document.get("components", []) if isinstance(document, dict) else []
-    except (ValueError, RecursionError):  # the wheel's bytes: not JSON, or nested past the parser's depth
-        return {}
     out = {}
-    for component in components if isinstance(components, list) else []:
-        if not isinstance(component, dict):
-            continue
-        props = {p.get("name"): p.get("value") for p in component.get("properties", []) if isinstance(p, dict)}
-        member, purl = props.get("wheelcheck:file"), component.get("purl")
-        if not isinstance(member, str) or not isinstance(purl, str) or "wheelcheck:upstream" not in props:
+    for member, props, component in _grafted_components(text):
+        purl = component.get("purl")
+        if not isinstance(purl, str) or "wheelcheck:upstream" not in props:
             continue
         try:
             parsed = PackageURL.from_string(purl)
@@ -146,4 +154,42 @@ def os_packages_in(text: str) -> dict[str, OsPackage]:
             continue
         if parsed.type in ("deb", "rpm", "apk") and parsed.version:
             out[member] = OsPackage(parsed.type, parsed.namespace, parsed.name, parsed.version)
+    return out
+
+
+def licenses_in(text: str) -> dict[str, ComponentLicense]:
+    """member -> the license a repair gave it, from a CycloneDX document wheelcheck wrote. An expression is kept
+    only if it is SPDX (the document is the wheel's, and may say anything)."""
+    from cyclonedx.spdx import is_expression
+
+    out = {}
+    for member, props, component in _grafted_components(text):
+        file = props.get(LICENSE_FILE_PROPERTY)
+        stated = component.get("licenses")
+        first = stated[0] if isinstance(stated, list) and stated and isinstance(stated[0], dict) else {}
+        expression = first.get("expression")
+        expression = expression if isinstance(expression, str) and is_expression(expression) else None
+        file = file if isinstance(file, str) else None
+        if expression or file:
+            out[member] = ComponentLicense(expression, file)
+    return out
+
+
+def _grafted_components(text: str) -> list[tuple[str, dict, dict]]:
+    """(member, properties, component) of each component of a wheelcheck document that names its member."""
+    try:
+        document = json.loads(text)
+        components = document.get("components", []) if isinstance(document, dict) else []
+    except (ValueError, RecursionError):  # the wheel's bytes: not JSON, or nested past the parser's depth
+        return []
+    out = []
+    for component in components if isinstance(components, list) else []:
+        if not isinstance(component, dict):
+            continue
+        found = component.get("properties")
+        props = {p["name"]: p.get("value") for p in (found if isinstance(found, list) else [])
+                 if isinstance(p, dict) and isinstance(p.get("name"), str)}
+        member = props.get(FILE_PROPERTY)
+        if isinstance(member, str):
+            out.append((member, props, component))
     return out

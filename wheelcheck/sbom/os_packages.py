@@ -9,9 +9,9 @@ Two differences, both so that a lookup answers where auditwheel's misses:
 - apk package names may hold dashes (``zlib-dev-1.3.1-r0``): the version is split off at the last
   ``-<digit>...-r<N>``, not at the first dash.
 
-Only this module reads the host's package databases. Each answer is cached per process (``lookup_cache_clear``).
-Only absolute paths are asked about, and each after ``--``: a path is never read as an option (rpm's
-``--pipe=CMD`` runs a shell command).
+Only this module and package_licenses.py read the host's package databases; each answer here is cached per
+process (``lookup_cache_clear``). A query names absolute paths, or package names the package manager printed
+itself, and each after ``--``: a path is never read as an option (rpm's ``--pipe=CMD`` runs a shell command).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pathlib import Path
 from wheelcheck.sbom.bill_of_materials import OsPackage
 
 __all__ = ["os_package_of", "os_packages_of", "os_release_id", "lookup_cache_clear", "parse_dpkg_search", "parse_rpm_query",
-           "parse_apk_owner", "path_spellings"]
+           "parse_apk_owner", "path_spellings", "run_query"]
 
 _TIMEOUT = 60  # seconds for one package-manager query
 _MERGED = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
@@ -102,7 +102,7 @@ def _other_spelling(path: str) -> str | None:
     return None
 
 
-def _run(argv: list[str], any_status: bool = False) -> str | None:
+def run_query(argv: list[str], any_status: bool = False) -> str | None:
     """The command's output, or None when it fails (unless ``any_status``), is missing or hangs."""
     try:
         done = subprocess.run(argv, capture_output=True, timeout=_TIMEOUT, env={**os.environ, "LC_ALL": "C"})
@@ -122,7 +122,7 @@ def _ask_dpkg_at_once(spellings: list[str], distro: str) -> None:
     if not spellings:
         return
     dpkg = shutil.which("dpkg")
-    searched = _run([dpkg, "-S", "--", *spellings], any_status=True) if dpkg else None  # status 1: some path is no one's
+    searched = run_query([dpkg, "-S", "--", *spellings], any_status=True) if dpkg else None  # status 1: some path is no one's
     owners = {s: parse_dpkg_search(searched or "", s) for s in spellings}
     wanted = sorted({p for p in owners.values() if p})
     versions = _dpkg_versions(dpkg, wanted) if dpkg and wanted else {}
@@ -135,7 +135,7 @@ def _ask_dpkg_at_once(spellings: list[str], distro: str) -> None:
 def _dpkg_versions(dpkg: str, packages: list[str]) -> dict[str, str]:
     """Package (plain and arch-qualified, as dpkg -S names it) -> installed version, from one ``dpkg -s``."""
     versions: dict[str, str] = {}
-    for paragraph in (_run([dpkg, "-s", "--", *packages], any_status=True) or "").split("\n\n"):
+    for paragraph in (run_query([dpkg, "-s", "--", *packages], any_status=True) or "").split("\n\n"):
         fields = dict(_FIELD.findall(paragraph))
         if "Package" in fields and "Version" in fields:
             versions[fields["Package"]] = fields["Version"]
@@ -163,7 +163,7 @@ def _rpm(path: str, distro: str) -> OsPackage | None:
     rpm = shutil.which("rpm")
     if rpm is None:
         return None
-    return parse_rpm_query(_run([rpm, "-qf", "--queryformat", "%{NAME} %{VERSION} %{RELEASE} %{ARCH}", "--", path]) or "",
+    return parse_rpm_query(run_query([rpm, "-qf", "--queryformat", "%{NAME} %{VERSION} %{RELEASE} %{ARCH}", "--", path]) or "",
                            distro)
 
 
@@ -179,7 +179,7 @@ def _apk(path: str, distro: str) -> OsPackage | None:
     apk = shutil.which("apk")
     if apk is None:
         return None
-    return parse_apk_owner(_run([apk, "info", "--who-owns", "--", path]) or "", distro)
+    return parse_apk_owner(run_query([apk, "info", "--who-owns", "--", path]) or "", distro)
 
 
 def parse_apk_owner(output: str, distro: str) -> OsPackage | None:

@@ -25,6 +25,7 @@ from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.elf.elf_summary import is_elf, summarize_stream
 from wheelcheck.errors import BadElfError, BadWheelError
 from wheelcheck.wheel._read_ahead import ahead
+from wheelcheck.wheel.license_notices import license_notices
 from wheelcheck.wheel.forked import ChildDied, GroupFailed, balanced_groups, can_fork, fork_groups
 from wheelcheck.wheel.wheel_reader import WheelReader, looks_like_shared_object
 from wheelcheck.wheel.package_checks import package_problems, record_problems
@@ -141,6 +142,7 @@ def scan_reader(reader: WheelReader, jobs: int | None = None, progress: Progress
         not_elf_libraries=tuple(not_elf),
         links=tuple(links),
         debug_files=tuple(debug_files),
+        license_notices=license_notices(reader),
         analyses=tuple(analyses),
     )
 

@@ -10,6 +10,7 @@ from typing import Any
 from packaging.tags import Tag
 
 from wheelcheck.elf.elf_info import ElfInfo
+from wheelcheck.wheel.license_notices import LicenseNotices
 
 __all__ = ["WheelModel", "split_platform", "LEGACY_ALIASES"]
 
@@ -45,6 +46,7 @@ class WheelModel:
     not_elf_libraries: tuple[tuple[str, str], ...] = ()
     links: tuple[tuple[str, str], ...] = ()  # members stored as symbolic links: (member, the target path they hold)
     debug_files: tuple[str, ...] = ()  # separate debug-information files (objcopy --only-keep-debug): never loaded
+    license_notices: LicenseNotices = LicenseNotices()  # the license files it carries and what they name
     # (file, what the scanner's caller made of it as it was read): paired with the very ElfInfo, so that a
     # model whose files were replaced (repair's) never lends a file another's analysis
     analyses: tuple[tuple[ElfInfo, Any], ...] = field(default=(), repr=False, compare=False)
