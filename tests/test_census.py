@@ -305,7 +305,10 @@ def test_a_wheel_that_crashes_the_auditor_is_a_row_with_its_error(wheel_dir):
     source = expand_sources([str(wheel_dir / f"clean0-1.0-{TAG}.whl")])[0]
     rows = audit_source(source, {}, timeout=120, memory=16 << 20)
     (row,) = rows["wheels"]
-    assert row["error"].startswith(f"{source.filename}: auditor crashed (exit status 1)") and "MemoryError" in row["error"], row
+    # out of address space, the child fails at its next mapping: a MemoryError (raised, or killing it) or a thread
+    # that cannot start, as what the parent imported before it forked decides; the wheel is a row with that error
+    error = row["error"]
+    assert error.startswith(f"{source.filename}: auditor ") and ("MemoryError" in error or "new thread" in error), error
     assert row["passed"] is None and row["sha256"] == source.sha256
     assert audit_source(source, {}, timeout=120, memory=2 << 30)["wheels"][0]["passed"] is True
 
