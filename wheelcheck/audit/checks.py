@@ -16,6 +16,7 @@ from wheelcheck.audit.cxxabi_check import check_cxx_abi
 from wheelcheck.audit.data_twins import check_data_twins
 from wheelcheck.audit.elf_in_purelib import check_layout
 from wheelcheck.audit.excluded_libraries import check_excluded
+from wheelcheck.audit.isa_code import check_isa_code
 from wheelcheck.audit.libc_vendored import check_libc_vendored
 from wheelcheck.audit.exposure_check import check_exposure
 from wheelcheck.audit.preloaded_libraries import check_preloaded
@@ -31,4 +32,4 @@ Check = Callable[[CheckContext], Iterable[Finding | Fact]]
 # The checks run on every audit, in order.
 CHECKS: tuple[Check, ...] = (check_cxx_abi, check_exposure, check_runtime_deps, check_loading, check_layout,
                              check_excluded, check_preloaded, check_data_twins, check_libc_vendored,
-                             check_vendored_licenses)
+                             check_vendored_licenses, check_isa_code)

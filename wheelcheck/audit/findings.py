@@ -18,9 +18,9 @@ __all__ = ["Finding", "FileReport", "WheelReport", "AuditReport", "Relaxation", 
            "SCHEMA_MINOR", "reaches", "rule_why", "WheelSummary", "summarize"]
 
 SCHEMA_VERSION = 2  # bumped on a change that is not an addition
-SCHEMA_MINOR = 7  # bumped on each addition: 1 added the wheels' components (bill of materials), 2 the dlopen status
+SCHEMA_MINOR = 8  # bumped on each addition: 1 added the wheels' components (bill of materials), 2 the dlopen status
 # fallback, 3 the dlopen status no-loader, 4 required_met, 5 relaxed_by, 6 each wheel's suppressed findings, 7 the
-# components' licenses
+# components' licenses, 8 each x86-64 file's isa_code
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,7 @@ class FileReport:
     cxx_abi: dict[str, Any] | None = None  # {abi: none|old|new|mixed, old_count, new_count, *_examples}
     exposure: dict[str, Any] | None = None  # {exports, beyond_init, gnu_unique, families, top_groups}
     runtime_libraries: list[dict[str, str]] = field(default_factory=list)  # [{soname, status}] dlopen candidates
+    isa_code: dict[str, Any] | None = None  # x86-64: the level the instructions need (elf/isa_scan.py IsaScan)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -355,7 +355,8 @@ def _file_report(elf: ElfInfo, facts: Mapping[str, Any]) -> FileReport:
         path=elf.path, arch=elf.arch, soname=elf.soname, needed=list(elf.needed), rpath=list(elf.rpath),
         runpath=list(elf.runpath), is_extension=elf.is_extension, versioned_symbols=elf.versioned_symbols(),
         isa_level=elf.isa_level, exported_symbols=exposure.get("exports", 0), cxx_abi=facts.get("cxx_abi"),
-        exposure=facts.get("exposure"), runtime_libraries=list(facts.get("runtime_libraries", ())))
+        exposure=facts.get("exposure"), runtime_libraries=list(facts.get("runtime_libraries", ())),
+        isa_code=facts.get("isa_code"))
 
 
 def _odd_members(model: WheelModel) -> list[Finding]:

@@ -15,6 +15,7 @@ from wheelcheck.errors import ElfFormatError
 
 __all__ = ["HEADER_SIZE", "PT_LOAD", "PT_DYNAMIC", "PT_INTERP", "PT_NOTE", "PT_GNU_STACK", "PF_X", "PF_W", "SHT_NOTE",
            "SHT_NOBITS", "parse_header", "program_header_span", "parse_program_headers", "section_header_span",
+           "executable_sections",
            "allocated_section_types", "dynamic_entries"]
 
 HEADER_SIZE = 64  # the larger of the two classes' headers: enough bytes to parse either
@@ -99,6 +100,18 @@ def allocated_section_types(table: bytes, header: dict) -> list[int]:
     fmt = endian + ("IIQ" if header["class"] == 64 else "III")  # sh_name, sh_type, sh_flags
     rows = (struct.unpack_from(fmt, table, i * step) for i in range(len(table) // step))
     return [sh_type for _name, sh_type, flags in rows if flags & SHF_ALLOC]
+
+
+def executable_sections(table: bytes, header: dict) -> list[tuple[int, int]]:
+    """(offset, size) of each section of ``table`` that holds code (SHT_PROGBITS with SHF_EXECINSTR), in file
+    order: the executable segment may hold read-only data too, which is no code."""
+    endian, step = header["endian"], header["e_shentsize"]
+    fmt = endian + ("IIQQQQ" if header["class"] == 64 else "IIIIII")  # name, type, flags, addr, offset, size
+    if step < struct.calcsize(fmt):
+        return []
+    rows = (struct.unpack_from(fmt, table, i * step) for i in range(len(table) // step))
+    return sorted((offset, size) for _name, sh_type, flags, _addr, offset, size in rows
+                  if sh_type == 1 and flags & 0x4 and size)
 
 
 def parse_program_headers(table: bytes, header: dict) -> list[tuple[int, int, int, int, int, int]]:

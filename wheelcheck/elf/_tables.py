@@ -291,6 +291,15 @@ def read_symbols(sparse: SparseFile, offset: int, count: int, elf_class: int, en
     return SymbolColumns(names, info, other, bytes(map(bool, shndx)), sizes)
 
 
+def symbol_values(sparse: SparseFile, offset: int, count: int, elf_class: int, endian: str) -> array:
+    """st_value of the entries after the null symbol (read only where an analysis needs addresses)."""
+    entsize = 24 if elf_class == 64 else 16
+    if count <= 1:
+        return array("Q")
+    view = memoryview(bytes(sparse.read(offset + entsize, (count - 1) * entsize)))
+    return _column(view, "Q", 1, 3, endian) if elf_class == 64 else array("Q", _column(view, "I", 1, 4, endian))
+
+
 def _column(view: memoryview, code: str, first: int, step: int, endian: str) -> array:
     """Every ``step``-th item of type ``code`` from item ``first``: one field of every record."""
     out = array(code)

@@ -9,6 +9,8 @@ from itertools import compress
 from typing import NamedTuple
 from collections.abc import Iterable
 
+from wheelcheck.elf.isa_scan import IsaScan
+
 __all__ = ["ElfInfo", "Symbol", "SymbolTable", "VersionNeed", "EXPORT_BINDS", "EXPORT_VISIBILITIES", "mask_and",
            "libc_of_elf", "libc_linked"]
 
@@ -193,6 +195,7 @@ class ElfInfo:
     symtab: SymbolTable = field(default_factory=SymbolTable, repr=False)
     isa_level: int | None = None  # x86-64 microarchitecture level (2, 3, 4) from the GNU property note
     isa_problem: str | None = None
+    isa_code: IsaScan | None = None  # x86-64: the level the instructions need (isa_scan.py)
     textrel: bool = False
     # with textrel: how many relocations (R_*_NONE aside) patch a non-writable segment; None when not told
     text_relocations: int | None = None

@@ -23,12 +23,14 @@ from itertools import compress, repeat
 from wheelcheck.elf import _tables
 from wheelcheck.elf._elf_layout import (HEADER_SIZE, PF_W, PF_X, PT_DYNAMIC, PT_GNU_STACK, PT_INTERP, PT_LOAD,
                                         PT_NOTE, SHT_NOBITS, SHT_NOTE, allocated_section_types, dynamic_entries,
+                                        executable_sections,
                                         parse_header, parse_program_headers, program_header_span,
                                         section_header_span)
 from wheelcheck.elf._kept_bytes import FILE_PIECE, WINDOW, Reread, SparseFile, pread_range
 from wheelcheck.elf._string_scan import SpanScanner
 from wheelcheck.elf.arch import arch_of, x86_isa_level
 from wheelcheck.elf.elf_info import ElfInfo, SymbolTable, VersionNeed, mask_and
+from wheelcheck.elf.isa_scan import IsaScan, function_starts, plan_slices, scan_code, symbol_guard
 from wheelcheck.elf.section_bounds import BOUND_PREFIXES, relocated_bounds
 from wheelcheck.elf.text_relocations import RELOCATION_TAGS, count_text_relocations
 from wheelcheck.elf.version_strings import VersionScanner, version_symbols
@@ -52,6 +54,8 @@ DF_TEXTREL = 0x4
 _MAX_DYNAMIC = 1 << 20
 _MAX_INTERP = 4096  # the kernel refuses a longer PT_INTERP (PATH_MAX)
 _MAX_NOTES = 1 << 20
+PT_GNU_EH_FRAME = 0x6474E550
+_MAX_EH_FRAME_HDR = 32 << 20
 
 # A soname-looking string: lib<name>.so, optionally .<digits> parts, at the end of a NUL-terminated
 # string, as a dlopen argument is ("libfoo.so.1" or "/opt/x/libfoo.so.1"). Text that merely mentions a
@@ -165,6 +169,7 @@ class _Summary:
         self._early_checked = False
         self._past_end: int | None = None  # where the first segment that ends past the file's end ends
         self._maybe_debug = False  # the program headers look like a separate debug-information file's
+        self.code_slices: list[tuple[int, int]] = []  # x86-64: the executable code kept for isa_scan
 
     def push(self, piece: bytes) -> None:
         at = self.sparse.position
@@ -278,6 +283,13 @@ class _Summary:
         # _MAX_NOTES bytes in all
         for span in _kept_segments(self.phdrs, self.header["e_machine"] == "EM_X86_64"):
             sparse.keep(*span)
+        if self.header["e_machine"] == "EM_X86_64":
+            self.code_slices = plan_slices([(off, min(size, sparse.size - off)) for ptype, flags, off, _v, size, _a
+                                            in self.phdrs if ptype == PT_LOAD and flags & PF_X and off < sparse.size])
+            sections = section_header_span(self.header, sparse.size)
+            for span in self.code_slices + _eh_frame_hdr(self.phdrs, sparse.size) + ([] if sections is None else
+                                                                                     [(sections[0], sum(sections))]):
+                sparse.keep(*span)
         loads = [(flags, offset, filesz) for ptype, flags, offset, _v, filesz, _a in self.phdrs if ptype == PT_LOAD]
         self.scanners = [SpanScanner(_soname_matches, start, end, _MAX_SONAME_STRINGS)
                          for start, end in file_ranges(_read_only(loads), sparse.size)]
@@ -352,15 +364,58 @@ class _Summary:
         )
         try:
             if dynamic is None:
+                base["isa_code"] = self._isa_code({})
                 return ElfInfo(**base)
             tables = self._early.result() if self._early is not None else \
                 _read_dynamic(sparse, dynamic, loads, elf_class, endian, header["e_machine"], self.phdrs)
+            base["isa_code"] = self._isa_code(tables)
             stated = tables.pop("symbol_versions", ())
             if stated:
                 base["version_strings"] = tuple(sorted(set(base["version_strings"]).union(stated)))
             return ElfInfo(**base, **tables)
         finally:
             sparse.release()
+
+
+    def _isa_code(self, tables: dict) -> IsaScan | None:
+        """What the kept x86-64 code needs (isa_scan.py), walked from the unwind table's function starts."""
+        functions = tables.pop("code_functions", ())
+        if not self.code_slices or self.header is None or self.phdrs is None \
+                or self.header["e_type"] not in ("ET_DYN", "ET_EXEC"):
+            return None
+        sparse, phdrs = self.sparse, self.phdrs
+        executable = [(off, vaddr, min(size, sparse.size - off)) for ptype, flags, off, vaddr, size, _a in phdrs
+                      if ptype == PT_LOAD and flags & PF_X and off < sparse.size]
+        starts: list[int] = []
+        for (start, end), (_t, _f, _o, vaddr, _s, _a) in zip(_eh_frame_hdr(phdrs, sparse.size),
+                                                            [h for h in phdrs if h[0] == PT_GNU_EH_FRAME]):
+            starts = function_starts(bytes(sparse.read(start, end - start)), vaddr)
+        code = [(start, start + size) for start, size in self._code_sections()] or \
+            [(off, off + size) for off, _v, size in executable]
+        kept = [(lo, bytes(sparse.read(lo, hi - lo))) for start, end in self.code_slices for a, b in code
+                if (lo := max(start, a)) < (hi := min(end, b))]
+        symtab = tables.get("symtab")
+        guard = symbol_guard(symtab.names, symtab.info, symtab.defined) if symtab is not None else None
+        return scan_code(kept, executable, sum(b - a for a, b in code), starts, functions, guard)
+
+    def _code_sections(self) -> list[tuple[int, int]]:
+        """(offset, size) of the sections holding code, when the file has section headers."""
+        assert self.header is not None
+        span = section_header_span(self.header, self.sparse.size)
+        if span is None:
+            return []
+        try:
+            return [(off, min(size, self.sparse.size - off))
+                    for off, size in executable_sections(bytes(self.sparse.read(*span)), self.header)
+                    if off < self.sparse.size]
+        except (ElfFormatError, *_PARSE_ERRORS):
+            return []
+
+
+def _eh_frame_hdr(phdrs, size: int) -> list[tuple[int, int]]:
+    """(start, end) of the unwind table's search index (PT_GNU_EH_FRAME), the first one, bounded."""
+    return [(off, min(off + filesz, size, off + _MAX_EH_FRAME_HDR))
+            for ptype, _f, off, _v, filesz, _a in phdrs if ptype == PT_GNU_EH_FRAME and off < size][:1]
 
 
 def _only_debug_information(sparse: SparseFile, header: dict) -> bool:
@@ -533,6 +588,11 @@ def _read_dynamic(sparse: SparseFile, dynamic: tuple[int, int], loads, elf_class
                symbol_versions=_symbol_versions(sparse, amap, amap.offset(tags["DT_SYMTAB"]), symtab, elf_class,
                                                 endian))
     names = symtab.names
+    if machine == "EM_X86_64":  # where each named function is, for isa_scan's evidence
+        values = _tables.symbol_values(sparse, amap.offset(tags["DT_SYMTAB"]), len(names) + 1, elf_class, endian)
+        out["code_functions"] = sorted((values[i], values[i] + max(symtab.sizes[i], 1), names[i])
+                                       for i, inf in enumerate(symtab.info)
+                                       if symtab.defined[i] and inf & 0xF in (2, 10) and values[i])
     bounds = {i + 1: names[i] for i in compress(range(len(names)), map(str.startswith, names, repeat(BOUND_PREFIXES)))
               if symtab.defined[i]}
     if bounds:  # rare (a section named like an identifier): its relocation tables are read again for them

@@ -1,0 +1,178 @@
+"""The x86-64 level read from the instructions (elf/x86_length.py, elf/isa_scan.py, audit/isa_code.py).
+
+Every fixture is built with gcc at test time; capstone is the oracle for instruction lengths."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+
+import pytest
+
+from tests.fixtures.sources import extension_source
+from tests.fixtures.wheels import build_wheel
+from tests.fixtures.repair_scenario import EXT_SUFFIX, python_tag
+from tests.helpers import make_venv, pip_install
+from wheelcheck import audit
+from wheelcheck.elf import summarize
+from wheelcheck.elf.isa_scan import classify, plan_slices
+from wheelcheck.elf.x86_length import instruction_lengths
+
+capstone = pytest.importorskip("capstone")
+
+# A loop each compiler flag vectorizes, and scalar code each level adds an instruction for
+KERNELS = r"""
+#include <stddef.h>
+#include <math.h>
+void saxpy(float *y, const float *x, float a, size_t n) { for (size_t i = 0; i < n; i++) y[i] += a * x[i]; }
+int bits(unsigned long long v) { return __builtin_popcountll(v); }
+int lead(unsigned v) { return v ? __builtin_clz(v) : 32; }
+double rounded(double v) { return floor(v) + ceil(v / 3.0); }
+long mixed(const int *p, size_t n) { long s = 0; for (size_t i = 0; i < n; i++) s += p[i] > 7 ? p[i] * 3 : p[i] >> 1; return s; }
+"""
+
+DISPATCHED = r"""
+#include <stddef.h>
+__attribute__((target("avx2"))) static void add_avx2(int *y, const int *x, size_t n)
+{ for (size_t i = 0; i < n; i++) y[i] += x[i] * 3; }
+static void add_plain(int *y, const int *x, size_t n) { for (size_t i = 0; i < n; i++) y[i] += x[i] * 3; }
+void add(int *y, const int *x, size_t n)
+{ if (__builtin_cpu_supports("avx2")) add_avx2(y, x, n); else add_plain(y, x, n); }
+"""
+
+CLONED = r"""
+#include <stddef.h>
+__attribute__((target_clones("avx2", "default"))) void scale(float *y, size_t n) { for (size_t i = 0; i < n; i++) y[i] *= 3.0f; }
+"""
+
+FLAGS = {
+    "baseline": ("-O3", "-march=x86-64"),
+    "v2": ("-O3", "-march=x86-64-v2"),
+    "avx2": ("-O3", "-march=x86-64", "-mavx2", "-mfma", "-mbmi2"),
+    "v3": ("-O3", "-march=x86-64-v3"),
+    "v4": ("-O3", "-march=x86-64-v4"),
+}
+
+
+def code_of(path):
+    from elftools.elf.elffile import ELFFile
+
+    data = path.read_bytes()
+    sections = [s for s in ELFFile(io.BytesIO(data)).iter_sections() if s["sh_flags"] & 4 and s["sh_type"] == "SHT_PROGBITS"]
+    return [(data[s["sh_offset"]:s["sh_offset"] + s["sh_size"]], s.name) for s in sections]
+
+
+@pytest.mark.parametrize("flags", sorted(FLAGS))
+def test_instruction_lengths_agree_with_capstone(build, flags):
+    """Every instruction gcc emits for each level, walked from the section start, has capstone's length."""
+    lib = build.compile_c(KERNELS + DISPATCHED, f"libk-{flags}.so", flags=FLAGS[flags], libs=("m",))
+    md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
+    compared = 0
+    for code, name in code_of(lib):
+        theirs = [size for _a, size, _m, _o in md.disasm_lite(code, 0)]
+        assert sum(theirs) == len(code), f"capstone stopped in {name}"
+        assert instruction_lengths(code) == theirs, name
+        compared += len(theirs)
+    assert compared > 200
+
+
+def scan(build, name, src, flags, **kw):
+    lib = build.compile_c(src, name, flags=flags, **kw)
+    return summarize(lib.read_bytes(), name).isa_code
+
+
+@pytest.mark.parametrize("flags, level", [("baseline", 1), ("v2", 2), ("avx2", 3), ("v3", 3), ("v4", 4)])
+def test_the_level_the_compiler_was_asked_for_is_found(build, flags, level):
+    found = scan(build, f"libl-{flags}.so", KERNELS, FLAGS[flags], libs=("m",))
+    assert found.level == level and found.complete and found.by_function and found.undecodable == 0
+    assert [e.level for e in found.evidence] == sorted({e.level for e in found.evidence})
+    if level > 1:
+        top = found.top
+        assert top.level == level and top.function in {"saxpy", "bits", "lead", "rounded", "mixed"}
+        # the evidence is what objdump decodes at that address
+        lib = build.compile_c(KERNELS, f"libl-{flags}.so", flags=FLAGS[flags], libs=("m",))
+        dump = subprocess.run(["objdump", "-d", f"--start-address={top.address:#x}",
+                               f"--stop-address={top.address + len(top.encoding.split()):#x}", str(lib)],
+                              capture_output=True, text=True, check=True).stdout
+        assert top.encoding in dump.replace("\t", " ")
+
+
+def test_tzcnt_is_not_evidence():
+    """gcc emits TZCNT (rep bsf) for baseline code: older CPUs run it as BSF."""
+    assert classify(bytes.fromhex("f30fbcc7"), "notable") is None
+    assert classify(bytes.fromhex("f3480fb8c7"), "notable") == (2, "popcnt")
+    assert classify(bytes.fromhex("f30fbdc7"), "notable") == (3, "lzcnt")
+    assert classify(bytes.fromhex("0fa2"), "notable")[1] == "cpuid"
+
+
+def test_a_dispatcher_guards_the_code(build):
+    guarded = scan(build, "libdispatch.so", DISPATCHED, ("-O3", "-march=x86-64"))
+    # __builtin_cpu_supports links libgcc's CPU probe into the file: CPUID and XGETBV are there
+    assert guarded.level == 3 and guarded.guard is not None and guarded.guard.split()[0] in ("cpuid", "xgetbv")
+    cloned = scan(build, "libclones.so", CLONED, ("-O3", "-march=x86-64"))
+    assert cloned.level == 3 and cloned.guard is not None
+
+
+def test_large_code_is_sampled_in_even_slices():
+    slices = plan_slices([(4096, 100 << 20)], budget=8 << 20, slices=64)
+    assert len(slices) == 64 and sum(b - a for a, b in slices) == 8 << 20
+    assert slices[0][0] == 4096 and slices[-1][1] <= 4096 + (100 << 20)
+    assert plan_slices([(4096, 1000)]) == [(4096, 5096)]
+
+
+def _wheel(tmp_path, name, ext, tag="manylinux_2_17_x86_64"):
+    py = python_tag()
+    return build_wheel(tmp_path, name, "1.0", f"{py}-{py}-{tag}", {f"{name}/__init__.py": b"",
+                                                                    f"{name}/_{name}{EXT_SUFFIX}": ext})
+
+
+def test_unguarded_avx2_is_a_warning_with_the_evidence(build, tmp_path):
+    ext = build.compile_c(extension_source("_fast", "    static float y[64], x[64]; saxpy(y, x, 2.0f, 64); return 7;",
+                                           prelude=KERNELS), "_fast.so", flags=FLAGS["avx2"], libs=("m",))
+    report = audit(_wheel(tmp_path, "fast", ext)).wheels[0]
+    (finding,) = [f for f in report.findings if f.rule == "isa-instructions"]
+    assert finding.severity == "warning" and "x86-64-v3" in finding.message and "no CPU check" in finding.message
+    assert "(VEX)" in finding.message and " in " in finding.message
+    assert report.passed  # a warning: the tag says nothing of the level
+    doc = report.to_dict()
+    (entry,) = [f for f in doc["files"] if f["path"].endswith(EXT_SUFFIX)]
+    assert entry["isa_code"]["level"] == 3 and entry["isa_code"]["guard"] is None
+
+
+def test_a_claim_the_code_exceeds_is_an_error(build, tmp_path):
+    """The ISA note says x86-64-v2; a function built for AVX2 runs with no check: the claim is false."""
+    src = KERNELS + "__attribute__((target(\"avx2\"))) void wide(int *y, int n) { for (int i = 0; i < n; i++) y[i] *= 5; }\n"
+    ext = build.compile_c(extension_source("_claim", prelude=src), "_claim.so",
+                          flags=("-O3", "-march=x86-64-v2", "-Wl,-z,x86-64-v2"), libs=("m",))
+    report = audit(_wheel(tmp_path, "claim", ext), any_platform_tag=True).wheels[0]
+    (finding,) = [f for f in report.findings if f.rule == "isa-instructions"]
+    assert finding.severity == "error" and "x86-64-v2, which its ISA note claims" in finding.message
+    assert "in wide" in finding.message
+
+
+def test_a_note_that_tells_the_truth_adds_nothing(build, tmp_path):
+    ext = build.compile_c(extension_source("_honest", prelude=KERNELS), "_honest.so",
+                          flags=("-O3", "-march=x86-64-v3", "-Wl,-z,x86-64-v3"), libs=("m",))
+    report = audit(_wheel(tmp_path, "honest", ext), any_platform_tag=True).wheels[0]
+    assert not [f for f in report.findings if f.rule == "isa-instructions"]
+    assert any(f.rule == "isa-level" for f in report.findings)  # the note's own rule, as before
+
+
+def test_guarded_code_is_an_info_and_imports(build, tmp_path):
+    ext = build.compile_c(extension_source("_disp", "    static int y[64], x[64]; add(y, x, 64); return 7;",
+                                           prelude=DISPATCHED), "_disp.so", flags=("-O3", "-march=x86-64"))
+    wheel = _wheel(tmp_path, "disp", ext)
+    report = audit(wheel).wheels[0]
+    (finding,) = [f for f in report.findings if f.rule == "isa-instructions"]
+    assert finding.severity == "info" and "behind a CPU check" in finding.message
+    python = make_venv(tmp_path / "venv")
+    assert pip_install(python, wheel).returncode == 0
+    proc = subprocess.run([str(python), "-c", "import disp._disp as m; print(m.call())"], capture_output=True,
+                          text=True, cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout.strip() == "7", proc.stderr
+
+
+def test_disable_isa_ext_check_turns_it_off(build, tmp_path):
+    ext = build.compile_c(extension_source("_off", prelude=KERNELS), "_off.so", flags=FLAGS["avx2"], libs=("m",))
+    report = audit(_wheel(tmp_path, "off", ext), isa_check=False).wheels[0]
+    assert not [f for f in report.findings if f.rule == "isa-instructions"]
