@@ -28,20 +28,19 @@ from wheelcheck.compat.nearest_symbol import KeyIndex
 from wheelcheck.compat.requirement_pins import (declared_closure, declared_requirements, marker_environment,
                                                 pin_checks)
 from wheelcheck.compat.symbol_binding import Binding, bind_symbols
+from wheelcheck.compat.system_scope import SystemScope, system_scope
 from wheelcheck.conflicts.distribution import Distribution
 from wheelcheck.errors import UsageError
-from wheelcheck.policy.policy_model import PolicySet
+from wheelcheck.elf.elf_info import libc_linked
+from wheelcheck.policy.policy_model import Policy, PolicySet
 from wheelcheck.policy.versions import numeric, split_version_name
 from wheelcheck.symbols.demangle import demangle
 from wheelcheck.symbols.sonames import unhashed
+from wheelcheck.wheel.wheel_model import LEGACY_ALIASES, split_platform
 
 __all__ = ["check_compat", "system_libraries", "SystemLibraries"]
 
 _SHOWN_UNBOUND = 20  # missing symbols reported one by one per file; the rest are counted
-# system libraries whose every symbol is versioned (glibc, libgcc_s, libstdc++): an unversioned name cannot
-# be theirs; any other system library in a load (libGL.so.1, libX11.so.6) may define an unversioned name
-_VERSIONED_SYSTEM = re.compile(r"^(libc|libm|libdl|librt|libpthread|libutil|libresolv|libnsl|libcrypt|libanl|"
-                               r"libgcc_s|libstdc\+\+|libmvec)\.so(\.\d+)*$")
 
 
 class SystemLibraries:
@@ -159,23 +158,22 @@ def _judge(run: _Run, subject: Distribution, named: bool) -> PairResult | None:
             finding = _link_finding(run, subject, link, closure, not_given)
             if finding is not None:
                 findings.append(finding)
+        scope = _system_scope(run, subject, tree)
         binding = bind_symbols(tree, [p for p in tree.order if p.dist is subject], run.layout.placed,
-                               run.global_files, run.exports, run.keys, run.found_elsewhere)
+                               run.global_files, run.exports, run.keys, scope, run.found_elsewhere)
         bindings.append((tree, binding))
         for provider in binding.providers.values():
             if provider.dist is not subject:
                 hosts[id(provider.dist)] = provider.dist
                 reaches = True
         reaches = reaches or bool(binding.unbound or binding.through_global or binding.bad_versions)
-        unknown_libs = [link.name for link in tree.links if link.how in ("missing", "unreached")]
-        unknown_libs += [link.name for link in tree.links
-                         if link.how == "system" and not _VERSIONED_SYSTEM.match(link.name)]
-        findings.extend(_binding_findings(run, subject, binding, seen, unknown_libs))
+        unknown_libs = list(dict.fromkeys(scope.unseen))
+        findings.extend(_binding_findings(run, subject, binding, seen, unknown_libs, scope))
         files.append({"path": _shown(tree.root), "links": links,
                       "symbols": {"checked": binding.checked, "unbound": len(binding.unbound),
                                   "through_rtld_global": len(binding.through_global),
-                                  "presumed_system": binding.presumed_system,
-                                  "presumed_system_examples": binding.examples_presumed}})
+                                  "system": binding.system, "system_libraries": binding.system_libraries,
+                                  "unseen_libraries": unknown_libs}})
     findings.extend(_undeclared(subject, [link for tree in trees for link in tree.links], closure))
     pins = pin_checks(subject, declared, run.given)
     for pin in pins:  # a broken pin on a given distribution is worth an answer even if nothing binds to it
@@ -202,6 +200,31 @@ def _judge(run: _Run, subject: Distribution, named: bool) -> PairResult | None:
     return PairResult(_dist(subject), [_dist(d) for d in hosts.values() if d is not subject], verdict, reason,
                       [{"line": p.line, "name": p.name, "given": p.given, "satisfied": p.satisfied,
                         "extra": p.extra} for p in pins], findings, files, cxx, others_given=len(run.given) > 1)
+
+
+def _system_scope(run: _Run, subject: Distribution, tree: LoadTree) -> SystemScope:
+    """The system libraries of this load and those out of sight: what could not be found (missing, or
+    shipped where the search does not look), and the system libraries the export lists do not hold."""
+    unseen = [link.name for link in tree.links if link.how in ("missing", "unreached")]
+    system = [link.name for link in tree.links if link.how == "system"]
+    libc = libc_linked(tree.root.elf)
+    musl = libc == "musl" or (libc is None and subject.musl)
+    return system_scope(system, unseen, tree.root.elf.arch, musl, _claimed_policy(run.policies, subject.tags))
+
+
+def _claimed_policy(policies: PolicySet, tags) -> Policy | None:
+    """The most compatible glibc policy the distribution's platform tags claim (None: no such tag, as for an
+    installed distribution: the newest systems are judged)."""
+    best = None
+    for tag in tags:
+        split = split_platform(tag.platform)
+        if not split or split[0].startswith("musllinux"):
+            continue
+        policy = policies.find(LEGACY_ALIASES.get(split[0], split[0]))
+        if policy is not None and not policy.is_linux and policy.libc == "glibc" \
+                and (best is None or policy.priority > best.priority):
+            best = policy
+    return best
 
 
 def _plugin(root: Placed) -> bool:
@@ -332,7 +355,7 @@ def _loaded_from(needer: Placed, run: _Run) -> list[Placed]:
 
 
 def _binding_findings(run: _Run, subject: Distribution, binding: Binding, seen: set,
-                      unknown_libs: list[str]) -> list[CompatFinding]:
+                      unknown_libs: list[str], scope: SystemScope) -> list[CompatFinding]:
     out = []
     key: tuple[str | None, ...]
     for bad in binding.bad_versions:
@@ -358,7 +381,7 @@ def _binding_findings(run: _Run, subject: Distribution, binding: Binding, seen: 
         if by_file[id(u.file)] > _SHOWN_UNBOUND:
             hidden_effects.setdefault(id(u.file), (u.file, set()))[1].add(_unbound_effect(subject, u, unknown_libs))
             continue
-        out.append(_unbound_finding(subject, u, unknown_libs))
+        out.append(_unbound_finding(subject, u, unknown_libs, scope))
     for placed, name, definer in binding.through_global:
         key = ("global", placed.path, name)
         if key in seen:
@@ -383,10 +406,13 @@ def _binding_findings(run: _Run, subject: Distribution, binding: Binding, seen: 
 
 
 def _unbound_effect(subject: Distribution, u, unknown_libs: list[str]) -> str:
-    """What an unbound name does to the import, as ``_unbound_finding`` judges it: "fails" or "unknown"."""
-    if u.out_of_scope is not None:
-        return "unknown" if subject.global_loaders or unknown_libs else "fails"
-    return "unknown" if u.nearest is None and unknown_libs else "fails"
+    """What an unbound name does to the import: "fails" when no library out of sight could define it (none is
+    loaded, or it is needed at a version of a given library), else "unknown"."""
+    if u.newer_system is not None:
+        return "unknown"
+    if u.out_of_scope is not None and subject.global_loaders:
+        return "unknown"
+    return "unknown" if unknown_libs and not u.versioned else "fails"
 
 
 def _copy_of_unseen(definer: Placed, unseen: list[str]) -> str | None:
@@ -396,7 +422,7 @@ def _copy_of_unseen(definer: Placed, unseen: list[str]) -> str | None:
     return next((need for need in unseen if any(n == need or n.startswith(need + ".") for n in names)), None)
 
 
-def _unbound_finding(subject: Distribution, u, unknown_libs: list[str]) -> CompatFinding:
+def _unbound_finding(subject: Distribution, u, unknown_libs: list[str], scope: SystemScope) -> CompatFinding:
     shown = _shown(u.file)
     readable = demangle(u.name)
     loader = f"{shown}: undefined symbol: {u.name}" + (f", version {u.version}" if u.version else "")
@@ -410,23 +436,27 @@ def _unbound_finding(subject: Distribution, u, unknown_libs: list[str]) -> Compa
             f"{u.out_of_scope.dist.label} ships a copy of it ({_shown(u.out_of_scope)}), which it does not link",
             f"check that the target systems have {copy_of}, or give the distribution that ships it", shown, "unknown",
             None, u.name, u.version, readable, copy_of)
+    effect = _unbound_effect(subject, u, unknown_libs)
+    if u.newer_system is not None:
+        policy = scope.policy.name if scope.policy is not None else "its platform tag"
+        return CompatFinding(
+            "compat-missing-symbol", "warning",
+            f"{shown} needs {wanted}, which {u.newer_system} defines only on systems newer than {policy}: "
+            "whether it loads depends on the system's release", "build it on the oldest system its tag names",
+            shown, "unknown", None, u.name, u.version, readable, u.newer_system)
     if u.out_of_scope is not None:
-        effect = "unknown" if subject.global_loaders or unknown_libs else "fails"
         return CompatFinding(
             "compat-missing-symbol", "error" if effect == "fails" else "warning",
             f"{shown} needs {wanted}, which {u.out_of_scope.dist.label} defines in {_shown(u.out_of_scope)}, but "
             f"{shown} does not link that library and Python imports extensions with RTLD_LOCAL",
             f"link {u.out_of_scope.name} (DT_NEEDED)", shown, effect, loader if effect == "fails" else None,
             u.name, u.version, readable, u.out_of_scope.name)
-    if u.nearest is None and unknown_libs:
-        return CompatFinding(
-            "compat-missing-symbol", "warning",
-            f"{shown} needs {wanted}, which no given file it loads defines; it may come from "
-            f"{', '.join(dict.fromkeys(unknown_libs))}, which wheelcheck cannot see",
-            "give the distributions that ship those libraries", shown, "unknown", None, u.name,
-            u.version, readable)
     nearest = None
-    text = f"{shown} needs {wanted}, which nothing it loads defines"
+    if effect == "unknown":
+        text = (f"{shown} needs {wanted}, which no library it loads that wheelcheck can see defines; it may come from "
+                f"{', '.join(dict.fromkeys(unknown_libs))}, which wheelcheck cannot see")
+    else:  # the given files and the system libraries of the load, all of them seen
+        text = f"{shown} needs {wanted}, which nothing it loads defines"
     hint = "build against the release of its host you pair it with"
     if u.nearest is not None:
         n = u.nearest
@@ -436,12 +466,17 @@ def _unbound_finding(subject: Distribution, u, unknown_libs: list[str]) -> Compa
         shown_nearest = demangle(n.name) + (f" ({n.name})" if demangle(n.name) != n.name else "")
         if n.version and n.difference == "other version":
             shown_nearest = f"{n.name}@{n.version}"
-        text += (f"; nearest: {shown_nearest} in {n.where.dist.label} ({_shown(n.where)}), {n.difference}: "
-                 f"built against another {'build' if 'ABI' in n.difference else 'release'} of {n.where.dist.name}")
+        text += (f"; nearest: {shown_nearest} in {n.where.dist.label} ({_shown(n.where)}), {n.difference}"
+                 + (f": built against another {'build' if 'ABI' in n.difference else 'release'} of "
+                    f"{n.where.dist.name}" if effect == "fails" else ""))
         if n.difference == "other libstdc++ string ABI":
             hint = f"rebuild it with {cxx_flag('new' if 'cxx11' in n.name else 'old')} to match {n.where.dist.name}"
         else:
             hint = f"build it against {n.where.dist.label}, or pair it with the release it was built against"
+    if effect == "unknown":
+        return CompatFinding("compat-missing-symbol", "warning", text, "give the distributions that ship "
+                             "those libraries, or check that the target systems have them", shown, "unknown", None,
+                             u.name, u.version, readable, nearest=nearest)
     return CompatFinding("compat-missing-symbol", "error", text, hint, shown, "fails", loader, u.name, u.version,
                          readable, nearest=nearest)
 

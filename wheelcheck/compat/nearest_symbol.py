@@ -18,9 +18,10 @@ from wheelcheck.symbols.demangle import QUALIFIERS_MAX, key_head, qualified_key
 from wheelcheck.symbols.families import count_prefix, with_prefixes
 from wheelcheck.symbols.mangling import abi_neutral, has_new_abi, has_old_abi
 
-__all__ = ["Nearest", "nearest_symbol", "KeyIndex", "names_with_head", "likeness"]
+__all__ = ["Nearest", "nearest_symbol", "nearest_spelling", "KeyIndex", "names_with_head", "likeness"]
 
 _C_STEM = re.compile(r"^_*[A-Za-z][A-Za-z0-9]*_")  # a C name up to its first underscore after the start
+_MANGLING_START = re.compile(r"^(?:_Z[NLKVr]*\d*|_*)")  # what names of a kind share: _ZN4, a C name's underscores
 _CANDIDATES = 200  # same-key names compared at most (a heavily overloaded name)
 _MIDDLE_END = 16  # of the part where two names differ, this much of each end is aligned by difflib
 
@@ -129,6 +130,29 @@ def _same_stem(name: str, files: Sequence[Placed], exports: ExportCache) -> Near
         return None
     _, candidate, placed = best
     return Nearest(candidate, exports.of(placed.elf).versions[candidate][0], placed, "other name suffix")
+
+
+def nearest_spelling(name: str, files: Sequence[Placed], exports: ExportCache) -> Nearest | None:
+    """The exported name of ``files`` that starts the most like ``name`` (its neighbours in sorted order), when
+    they share more than a leading underscore or mangling prefix: a function the host does not define at all
+    (host_mul, built against a newer host) is shown beside what the host has of that spelling (host_add)."""
+    best: tuple[int, float, str, Placed] | None = None
+    wanted = _bytes(name)
+    floor = len(_MANGLING_START.match(name).group(0)) + 1  # type: ignore[union-attr]
+    for placed in files:
+        names = exports.of(placed.elf).sorted_names
+        i = bisect_left(names, name)
+        for candidate in names[max(0, i - 1):i + 1]:
+            common = _common_prefix(wanted, _bytes(candidate))
+            if common < floor:
+                continue
+            key = (common, likeness(name, candidate))
+            if best is None or key > best[:2]:
+                best = (*key, candidate, placed)
+    if best is None:
+        return None
+    candidate, placed = best[2], best[3]
+    return Nearest(candidate, exports.of(placed.elf).versions[candidate][0], placed, "other name")
 
 
 def likeness(a: str, b: str) -> float:

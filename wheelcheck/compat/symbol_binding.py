@@ -1,23 +1,23 @@
 """Bind a subject's undefined symbols as ld.so will (RTLD_NOW, as Python imports extensions): each one
-against the local scope of the file that is being loaded (itself, then its needs breadth first).
+against the local scope of the file that is being loaded (itself, then its needs breadth first), and the
+system libraries of the load (system_scope.py: what they export is known from the policies' export lists).
 
-A reference bound by version to a library the system provides (GLIBC_2.17 from libc.so.6) is the
-audit's business; Python's API (Py*, _Py*) comes from the interpreter. Of the rest, a name that the
-scope does not define is:
+Every reference ends bound or with a reason. A reference bound by version to a system library's version
+(GLIBC_2.17 from libc.so.6) is the audit's business; Python's API (Py*, _Py*) comes from the interpreter. Of
+the rest, a name that the scope does not define is:
+- bound to the system when a system library of the load exports it (on the systems of the subject's policy;
+  only on newer ones: cannot tell);
 - bound anyway when a given distribution that loads libraries with RTLD_GLOBAL defines it (warning);
-- missing when a given library (not an extension module, which nothing links) defines it out of scope, or
-  defines a nearest symbol of the same name, or
-  exports other names of its C++ namespace or C prefix: the import fails with 'undefined symbol';
-- otherwise presumed to come from a system library we cannot see (counted, never a failure); so is any
-  name of std:: and the C++ runtime, which libstdc++ defines.
+- otherwise unbound, with what is known of where it was expected from: a given library that defines it out
+  of scope, or the nearest symbol its hosts define. Whether the import then fails or cannot be told is the
+  caller's: it fails unless a library of the load is out of sight (and a name needed at a version of a given
+  library fails whatever else is loaded: no other library defines that version).
 Version needs are checked too: a given library that defines versions but not the one needed fails
 with "version `X' not found".
 """
 
 from __future__ import annotations
 
-import re
-from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import compress
@@ -25,16 +25,14 @@ from itertools import compress
 from wheelcheck.compat.export_table import ExportCache
 from wheelcheck.compat.installed_layout import Placed
 from wheelcheck.compat.load_simulation import FOUND, LoadTree
-from wheelcheck.compat.nearest_symbol import KeyIndex, Nearest, nearest_symbol
-from wheelcheck.symbols.mangling import LIBSTDCXX_PREFIXES, lead
+from wheelcheck.compat.nearest_symbol import KeyIndex, Nearest, nearest_spelling, nearest_symbol
+from wheelcheck.compat.system_scope import SystemScope
 from wheelcheck.elf.elf_info import mask_and
 
 __all__ = ["Unbound", "BadVersion", "Binding", "bind_symbols"]
 
-_C_PREFIX = re.compile(r"^_*[A-Za-z0-9]+_")
-# std::, __gnu_cxx:: and the C++ runtime: libstdc++ defines them (an unversioned reference binds to its
-# default version), so a host that stopped exporting its copy of one changes nothing
-_STD_PREFIXES = LIBSTDCXX_PREFIXES + ("__cxa_", "__gxx_")
+# unbound names given a nearest by spelling alone (a bisection per file of the host's): those that are shown
+_SPELLED = 64
 _STRONG_UNDEFINED = bytes(0 if b >> 4 in (0, 2) else 1 for b in range(256))  # st_info: not LOCAL, not WEAK
 
 
@@ -45,6 +43,8 @@ class Unbound:
     version: str | None
     nearest: Nearest | None
     out_of_scope: Placed | None  # a given file that defines it, but outside the scope
+    versioned: bool = False  # needed at a version a given library it loads defines: no other library can bind it
+    newer_system: str | None = None  # a system library that defines it only on systems newer than the policy's
 
 
 @dataclass(frozen=True)
@@ -62,8 +62,8 @@ class Binding:
     bound: dict[int, int] = field(default_factory=dict)  # id(provider file) -> references it binds
     providers: dict[int, Placed] = field(default_factory=dict)
     checked: int = 0
-    presumed_system: int = 0
-    examples_presumed: list[str] = field(default_factory=list)
+    system: int = 0  # bound to a system library of the load, by its export list
+    system_libraries: dict[str, int] = field(default_factory=dict)  # soname -> references bound to it
 
 
 def _references(placed: Placed) -> list[tuple[str, str | None, str | None]]:
@@ -77,7 +77,7 @@ def _references(placed: Placed) -> list[tuple[str, str | None, str | None]]:
 
 
 def bind_symbols(tree: LoadTree, subject_files: Sequence[Placed], world: Sequence[Placed],
-                 global_files: Sequence[Placed], exports: ExportCache, keys: KeyIndex,
+                 global_files: Sequence[Placed], exports: ExportCache, keys: KeyIndex, system: SystemScope,
                  found_elsewhere: dict | None = None) -> Binding:
     """``found_elsewhere``: a cache shared by the calls of one run, (subject distribution, name, version) -> the
     global file and the linkable library of another distribution that define it (None each): the same names come
@@ -107,9 +107,14 @@ def bind_symbols(tree: LoadTree, subject_files: Sequence[Placed], world: Sequenc
                 result.bound[id(definer)] = result.bound.get(id(definer), 0) + 1
                 result.providers[id(definer)] = definer
                 continue
-            if name.startswith(_STD_PREFIXES):
-                result.presumed_system += 1
+            on_system = system.lookup(name, version)
+            if on_system is not None and on_system[1]:
+                result.system += 1
+                soname = on_system[0].soname
+                result.system_libraries[soname] = result.system_libraries.get(soname, 0) + 1
                 continue
+            versioned = version is not None and library in given_libraries
+            newer = on_system[0].soname if on_system is not None else None
             key = (id(tree.root.dist), name, version)
             if key not in cache:
                 # a library a file could link, not an extension module: tables' hdf5extension carries a private
@@ -124,33 +129,13 @@ def bind_symbols(tree: LoadTree, subject_files: Sequence[Placed], world: Sequenc
                 result.through_global.append((placed, name, in_global))
                 continue
             if elsewhere is not None:
-                result.unbound.append(Unbound(placed, name, version, None, elsewhere))
+                result.unbound.append(Unbound(placed, name, version, None, elsewhere, versioned, newer))
                 continue
             # a C name is only matched in what the file loads: an unrelated distribution's copy of a C
             # library (png_*, a vendored libpng) says nothing about where the file expects it from
             nearest = nearest_symbol(name, version, candidates if name.startswith("_Z") else others_in_scope,
                                      exports, keys)
-            if nearest is not None or _shares_prefix(name, others_in_scope, exports):
-                result.unbound.append(Unbound(placed, name, version, nearest, None))
-            else:
-                result.presumed_system += 1
-                if len(result.examples_presumed) < 5:
-                    result.examples_presumed.append(name)
+            if nearest is None and len(result.unbound) < _SPELLED:
+                nearest = nearest_spelling(name, others_in_scope, exports)
+            result.unbound.append(Unbound(placed, name, version, nearest, None, versioned, newer))
     return result
-
-
-def _shares_prefix(name: str, files: Sequence[Placed], exports: ExportCache) -> bool:
-    """Do the given files in scope export other names of ``name``'s C++ namespace (or class), or of its C
-    prefix? Then they are where it was expected from."""
-    prefix = lead(name) if name.startswith("_Z") else None
-    if prefix is None and not name.startswith("_Z"):
-        m = _C_PREFIX.match(name)
-        prefix = m.group(0) if m and len(m.group(0)) > 2 else None
-    if prefix is None:  # (libstdc++'s names never come here: they are presumed the system's before)
-        return False
-    for placed in files:
-        names = exports.of(placed.elf).sorted_names
-        i = bisect_left(names, prefix)
-        if i < len(names) and names[i].startswith(prefix):
-            return True
-    return False

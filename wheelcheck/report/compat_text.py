@@ -63,7 +63,9 @@ def _pair_lines(pair: PairResult, verbosity: int) -> list[Line]:
         for f in pair.files:
             s = f["symbols"]
             out.append(Line(f"  {f['path']}: {s['checked']} symbols checked, {s['unbound']} unbound, "
-                        f"{s['presumed_system']} presumed from system libraries", "dim"))
+                        f"{s['system']} from system libraries"
+                        + (f"; out of sight: {', '.join(s['unseen_libraries'])}" if s["unseen_libraries"] else ""),
+                        "dim"))
             for link in f["links"]:
                 where = f"{link['distribution']}: {link['file']}" if link["file"] else ", ".join(link["elsewhere"])
                 how = _HOW[link["how"]] + (f" {link['via']}" if link["via"] else "")
