@@ -5,6 +5,7 @@ Every fixture is built with gcc at test time; capstone is the oracle for instruc
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 
 import pytest
@@ -176,3 +177,34 @@ def test_disable_isa_ext_check_turns_it_off(build, tmp_path):
     ext = build.compile_c(extension_source("_off", prelude=KERNELS), "_off.so", flags=FLAGS["avx2"], libs=("m",))
     report = audit(_wheel(tmp_path, "off", ext), isa_check=False).wheels[0]
     assert not [f for f in report.findings if f.rule == "isa-instructions"]
+
+
+def test_isa_level_option_and_setting_make_a_claim(build, tmp_path):
+    """--isa-level v2 (or isa-level in [tool.wheelcheck]) claims a level: unguarded AVX2 beyond it is an error; a
+    claim of v3 covers it."""
+    from tests.helpers import run_cli
+
+    ext = build.compile_c(extension_source("_opt", prelude=KERNELS), "_opt.so", flags=FLAGS["avx2"], libs=("m",))
+    wheel = _wheel(tmp_path, "opt", ext)
+    proc = run_cli("audit", "--isa-level", "v2", "--format", "json", wheel)
+    findings = [f for f in json.loads(proc.stdout)["wheels"][0]["findings"] if f["rule"] == "isa-instructions"]
+    assert proc.returncode == 1 and [f["severity"] for f in findings] == ["error"]
+    assert "beyond x86-64-v2, which --isa-level v2 claims" in findings[0]["message"]
+    assert run_cli("audit", "--isa-level", "v3", wheel).returncode == 0
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text('[tool.wheelcheck]\nisa-level = "v1"\n')
+    proc = run_cli("audit", "--format", "json", wheel, cwd=project)
+    (finding,) = [f for f in json.loads(proc.stdout)["wheels"][0]["findings"] if f["rule"] == "isa-instructions"]
+    assert proc.returncode == 1 and finding["severity"] == "error" and 'isa-level = "v1" of ' in finding["message"]
+    bad = run_cli("audit", "--isa-level", "v9", wheel)
+    assert bad.returncode == 2 and "v9" in bad.stderr
+
+
+def test_the_verbose_report_shows_both_answers(build, tmp_path):
+    from tests.helpers import run_cli
+
+    ext = build.compile_c(extension_source("_both", prelude=KERNELS), "_both.so",
+                          flags=("-O3", "-march=x86-64-v3", "-Wl,-z,x86-64-v3"), libs=("m",))
+    out = run_cli("audit", "-vv", _wheel(tmp_path, "both", ext, tag="linux_x86_64"), "--any-platform-tag").stdout
+    assert "ISA note x86-64-v3, instructions x86-64-v3 (all code walked)" in out

@@ -55,6 +55,8 @@ SETTINGS = {s.key: s for s in (
             "audit: the target index takes platform tags the package index refuses (linux_*)"),
     Setting("max-wheel-size", int, PYPI_SIZE_LIMIT, "audit: the wheel size in MB above which a wheel-size warning is given",
             bounds=(1, 1_000_000)),
+    Setting("isa-level", str, None, "audit: the x86-64 level the wheels claim: code that needs more, with no CPU check "
+                                    "found, is an error (isa-instructions)", ("v1", "v2", "v3", "v4")),
     Setting("ignore", list, [], "audit: rule ids whose findings are suppressed (counted and named in the report)"),
     Setting("per-file-ignores", dict, {}, "audit: member globs to rule ids suppressed in those members"),
     Setting("baseline", str, None, "audit: a baseline file of known findings, which are suppressed", is_path=True),

@@ -35,6 +35,9 @@ class AuditOptions:
     isa_check: bool = True  # False (--disable-isa-ext-check): an x86-64 ISA level above the baseline is allowed
     any_platform_tag: bool = False  # True: the target index takes platform tags the package index refuses (linux_*)
     max_wheel_size: int = PYPI_SIZE_LIMIT  # MB: a larger wheel gets a wheel-size warning
+    # (level, who claims it): the x86-64 level the wheel claims (--isa-level v2: (2, "--isa-level v2")); code needing
+    # more with no CPU check is an isa-instructions error
+    isa_claim: tuple[int, str] | None = None
     suppressions: Suppressions = field(default_factory=Suppressions)  # ignore, per-file-ignores, a baseline
     # what was found on lib_path for the wheel being judged: filled per wheel, never by the caller
     external: Mapping[str, ElfInfo] = field(default_factory=dict)
@@ -47,6 +50,8 @@ class AuditOptions:
             raise UsageError(repr(self.fail_on), "--fail-on must be 'error', 'warning' or 'info'")
         if self.jobs is not None and self.jobs < 1:
             raise UsageError(repr(self.jobs), "--jobs must be at least 1")
+        if self.isa_claim is not None and self.isa_claim[0] not in (1, 2, 3, 4):
+            raise UsageError(repr(self.isa_claim[0]), "the x86-64 level claimed must be 1, 2, 3 or 4")
 
 
 def as_tuple(options: object, *names: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -59,6 +60,7 @@ def audit_command(
     disable_isa_ext_check: Annotated[bool, typer.Option("--disable-isa-ext-check", help="Do not check the x86-64 ISA level (x86-64-v2 and above).")] = False,
     any_platform_tag: Annotated[Optional[bool], typer.Option("--any-platform-tag/--pypi-platform-tags", help="Accept platform tags the package index refuses (linux_x86_64), for a private index that takes them (default: [tool.wheelcheck] any-platform-tag, else off).")] = None,
     max_wheel_size: Annotated[Optional[int], typer.Option("--max-wheel-size", metavar="MB", min=1, help="Warn about wheels larger than this many MB (default: [tool.wheelcheck] max-wheel-size, else 100, the package index's default limit).")] = None,
+    isa_level: Annotated[Optional[IsaLevel], typer.Option("--isa-level", help="The x86-64 level the wheels claim: code that needs more with no CPU check found is an error, not a warning (default: [tool.wheelcheck] isa-level, else none claimed).")] = None,
     ignore: Annotated[Optional[list[str]], typer.Option("--ignore", metavar="RULE", help="Suppress this rule's findings (repeatable, or comma-separated); they are counted and named in the report. Replaces [tool.wheelcheck] ignore.")] = None,
     per_file_ignores: Annotated[Optional[list[str]], typer.Option("--per-file-ignores", metavar="GLOB:RULES", help="Suppress these rules (comma-separated) in members matching GLOB (repeatable). Replaces [tool.wheelcheck] per-file-ignores.")] = None,
     baseline: Annotated[Optional[Path], typer.Option("--baseline", help="Suppress the findings this baseline file lists: known ones pass, new ones fail.")] = None,
@@ -73,6 +75,7 @@ def audit_command(
     settings = _settings(config, {"plat": plat, "policy-file": _str(policy_file), "exclude": exclude,
                                   "lib-path": lib_path, "format": _value(fmt), "fail-on": _value(fail_on),
                                   "any-platform-tag": any_platform_tag, "max-wheel-size": max_wheel_size,
+                                  "isa-level": _value(isa_level),
                                   "ignore": _rule_list(ignore), "per-file-ignores": _per_file(per_file_ignores),
                                   "baseline": _str(baseline)},
                          isolated=isolated)
@@ -83,7 +86,7 @@ def audit_command(
                                exclude=settings["exclude"], lib_path=settings["lib-path"], jobs=jobs,
                                cxx_abi=_value(cxx_abi), fail_on=settings["fail-on"],
                                isa_check=not disable_isa_ext_check, any_platform_tag=settings["any-platform-tag"],
-                               max_wheel_size=settings["max-wheel-size"],
+                               max_wheel_size=settings["max-wheel-size"], isa_claim=_isa_claim(settings),
                                suppressions=_suppressions(settings, writing_baseline=write_baseline is not None))
         with terminal_progress(fmt is AuditFormat.text and not quiet) as progress:
             report = audit_wheels(paths, options, progress)
@@ -109,6 +112,23 @@ def audit_command(
         if wheel.error is not None:
             _error_line(f"wheelcheck: error: {wheel.error}")
     raise typer.Exit(report.exit_code)
+
+
+class IsaLevel(str, Enum):
+    v1 = "v1"
+    v2 = "v2"
+    v3 = "v3"
+    v4 = "v4"
+
+
+def _isa_claim(settings: Settings) -> tuple[int, str] | None:
+    """--isa-level (or the setting) as the claim the isa-instructions rule holds the code to."""
+    level = settings["isa-level"]
+    if level is None:
+        return None
+    source = settings.sources["isa-level"]
+    who = f"--isa-level {level}" if source == "command line" else f"isa-level = \"{level}\" of {source}"
+    return int(level[1]), who
 
 
 def _rule_list(values: list[str] | None) -> list[str] | None:

@@ -30,7 +30,7 @@ from wheelcheck.elf._kept_bytes import FILE_PIECE, WINDOW, Reread, SparseFile, p
 from wheelcheck.elf._string_scan import SpanScanner
 from wheelcheck.elf.arch import arch_of, x86_isa_level
 from wheelcheck.elf.elf_info import ElfInfo, SymbolTable, VersionNeed, mask_and
-from wheelcheck.elf.isa_scan import IsaScan, function_starts, plan_slices, scan_code, symbol_guard
+from wheelcheck.elf.isa_scan import GuardScanner, IsaScan, function_starts, plan_slices, scan_code, symbol_guard
 from wheelcheck.elf.section_bounds import BOUND_PREFIXES, relocated_bounds
 from wheelcheck.elf.text_relocations import RELOCATION_TAGS, count_text_relocations
 from wheelcheck.elf.version_strings import VersionScanner, version_symbols
@@ -170,6 +170,7 @@ class _Summary:
         self._past_end: int | None = None  # where the first segment that ends past the file's end ends
         self._maybe_debug = False  # the program headers look like a separate debug-information file's
         self.code_slices: list[tuple[int, int]] = []  # x86-64: the executable code kept for isa_scan
+        self.cpu_checks: GuardScanner | None = None  # x86-64: where CPUID or XGETBV may be
 
     def push(self, piece: bytes) -> None:
         at = self.sparse.position
@@ -198,6 +199,8 @@ class _Summary:
             i += 1
         if versions is not None and not versions.done:
             versions.feed(piece, at)
+        if self.cpu_checks is not None:
+            self.cpu_checks.feed(piece, at)
 
     def _dynamic_and_loads(self):
         """(the PT_DYNAMIC segment (offset, size) or None: the last one, as the loader takes it; PT_LOADs)."""
@@ -286,6 +289,8 @@ class _Summary:
         if self.header["e_machine"] == "EM_X86_64":
             self.code_slices = plan_slices([(off, min(size, sparse.size - off)) for ptype, flags, off, _v, size, _a
                                             in self.phdrs if ptype == PT_LOAD and flags & PF_X and off < sparse.size])
+            self.cpu_checks = GuardScanner([(off, off + size) for ptype, flags, off, _v, size, _a in self.phdrs
+                                            if ptype == PT_LOAD and flags & PF_X])
             sections = section_header_span(self.header, sparse.size)
             for span in self.code_slices + _eh_frame_hdr(self.phdrs, sparse.size) + ([] if sections is None else
                                                                                      [(sections[0], sum(sections))]):
@@ -396,7 +401,8 @@ class _Summary:
                 if (lo := max(start, a)) < (hi := min(end, b))]
         symtab = tables.get("symtab")
         guard = symbol_guard(symtab.names, symtab.info, symtab.defined) if symtab is not None else None
-        return scan_code(kept, executable, sum(b - a for a, b in code), starts, functions, guard)
+        windows = self.cpu_checks.windows if self.cpu_checks is not None else ()
+        return scan_code(kept, executable, sum(b - a for a, b in code), starts, functions, guard, windows)
 
     def _code_sections(self) -> list[tuple[int, int]]:
         """(offset, size) of the sections holding code, when the file has section headers."""

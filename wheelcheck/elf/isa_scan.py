@@ -25,13 +25,13 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from wheelcheck.elf.x86_length import step
+from wheelcheck.elf.x86_length import candidates, step
 
-__all__ = ["IsaEvidence", "IsaScan", "plan_slices", "function_starts", "scan_code", "classify", "CODE_BUDGET",
-           "SLICES", "DISPATCH_SYMBOLS"]
+__all__ = ["IsaEvidence", "IsaScan", "GuardScanner", "plan_slices", "function_starts", "scan_code", "classify",
+           "CODE_BUDGET", "SLICES", "DISPATCH_SYMBOLS"]
 
-CODE_BUDGET = 8 << 20  # bytes of code walked per file: all of it up to this, evenly spaced slices beyond
-SLICES = 64
+CODE_BUDGET = 256 << 10  # bytes of code walked per file: all of it up to this, evenly spaced slices beyond
+SLICES = 32
 _MAX_TABLE = 32 << 20  # of .eh_frame_hdr read (8 bytes a function: four million functions)
 DISPATCH_SYMBOLS = ("__cpu_model", "__cpu_indicator_init", "__cpu_features2", "__get_cpuid_max")
 _ISA_NAMED = re.compile(r"(?i)(avx|sse4|ssse3|haswell|skylake|icelake|cannonlake|cooperlake|cascadelake|sapphire|"
@@ -101,6 +101,47 @@ class IsaScan:
         return {"level": self.level, "evidence": [e.to_dict() for e in self.evidence], "guard": self.guard,
                 "scanned_bytes": self.scanned, "code_bytes": self.code, "complete": self.complete,
                 "undecodable_bytes": self.undecodable, "by_function": self.by_function}
+
+
+class GuardScanner:
+    """CPUID and XGETBV anywhere in the executable segments, as the file streams past: a CPU check is one small
+    function, which slices would miss. Each place their bytes occur is kept with the ``_LEAD`` bytes before it, so
+    the walk can start at the function start (``scan_code`` verifies them: the bytes occur inside other
+    instructions too)."""
+
+    _LEAD = 4096
+    _MOST = 64
+
+    def __init__(self, spans: Sequence[tuple[int, int]]) -> None:
+        self.spans = list(spans)  # (start, end) file offsets
+        self.windows: list[tuple[int, bytes]] = []  # (file offset of the bytes, the bytes), the candidate 4 bytes from the end
+        self._tail, self._tail_at = b"", 0
+        self._seen = 0  # the file bytes before this have been fed: a piece fed again is skipped
+
+    def feed(self, piece: bytes, at: int) -> None:
+        if at + len(piece) <= self._seen:
+            return
+        if at < self._seen:
+            piece, at = piece[self._seen - at:], self._seen
+        if at != self._seen:  # a gap: what came before is not this piece's lead
+            self._tail, self._tail_at = b"", at
+        self._seen = at + len(piece)
+        if len(self.windows) >= self._MOST or not any(s < at + len(piece) and at < e for s, e in self.spans):
+            self._tail, self._tail_at = piece[-self._LEAD:], at + max(len(piece) - self._LEAD, 0)
+            return
+        text, base = self._tail + piece, self._tail_at  # the lead of a candidate early in the piece is in the tail
+        for match in _CPU_CHECK.finditer(text, len(self._tail) - 2 if self._tail else 0):
+            where = base + match.start()
+            if not any(s <= where < e for s, e in self.spans):
+                continue
+            lo = max(match.start() - self._LEAD, 0)
+            self.windows.append((base + lo, bytes(text[lo:match.start() + 4])))
+            if len(self.windows) >= self._MOST:
+                break
+        self._tail, self._tail_at = text[-self._LEAD:], base + max(len(text) - self._LEAD, 0)
+
+
+_CPU_CHECK = re.compile(rb"\x0f\xa2|\x0f\x01\xd0")
 
 
 def plan_slices(segments: Sequence[tuple[int, int]], budget: int = CODE_BUDGET,
@@ -202,13 +243,14 @@ def classify(ins: bytes, kind: str) -> tuple[int, str] | None:
 
 
 def scan_code(kept: Sequence[tuple[int, bytes]], vaddr_of: Sequence[tuple[int, int, int]], code_bytes: int,
-              starts: Sequence[int], functions: Sequence[tuple[int, int, str]], symbol_guard: str | None) -> IsaScan:
+              starts: Sequence[int], functions: Sequence[tuple[int, int, str]], symbol_guard: str | None,
+              guard_windows: Sequence[tuple[int, bytes]] = ()) -> IsaScan:
     """Walk the kept code: ``kept`` (file offset, bytes) slices; ``vaddr_of`` (file offset, vaddr, size) of the
     executable segments; ``starts`` the sorted function starts (vaddr; empty: walk the slices whole);
     ``functions`` sorted (vaddr, end, name) of the named functions; ``symbol_guard`` a CPU check the symbols show."""
     found: dict[int, IsaEvidence] = {}
     guard = symbol_guard
-    walk = step()
+    walk, near = step(), candidates()
     scanned = undecodable = 0
     for offset, data in kept:
         base = _vaddr(vaddr_of, offset)
@@ -216,8 +258,13 @@ def scan_code(kept: Sequence[tuple[int, bytes]], vaddr_of: Sequence[tuple[int, i
             continue
         ranges = _function_ranges(starts, base, base + len(data)) if starts else [(base, base + len(data))]
         scanned += len(data)
+        # a function holding none of the bytes such instructions begin with holds none of them: not walked
+        marks = [m.start() for m in near.finditer(data)]
         for first, last in ranges:
             pos, end = first - base, last - base
+            i = bisect_left(marks, pos)
+            if i == len(marks) or marks[i] >= end:
+                continue
             for match in walk.finditer(data, pos, end):
                 kind = match.lastgroup
                 if kind is None:
@@ -241,12 +288,39 @@ def scan_code(kept: Sequence[tuple[int, bytes]], vaddr_of: Sequence[tuple[int, i
                 elif level not in found:
                     found[level] = IsaEvidence(level, name, match.group(kind).hex(" "), address,
                                                _function(functions, address))
+    if guard is None and starts:
+        guard = _verified_cpu_check(guard_windows, vaddr_of, starts, functions)
     evidence = tuple(found[level] for level in sorted(found))
     top = evidence[-1] if evidence else None
     if guard is None and top is not None and top.function and _ISA_NAMED.search(top.function):
         guard = f"{top.function} is named for its instruction set (a dispatcher calls it)"
     return IsaScan(max(found, default=1), evidence, guard, min(scanned, code_bytes), code_bytes, undecodable,
                    bool(starts))
+
+
+def _verified_cpu_check(windows: Sequence[tuple[int, bytes]], vaddr_of: Sequence[tuple[int, int, int]],
+                        starts: Sequence[int], functions: Sequence[tuple[int, int, str]]) -> str | None:
+    """The first kept CPUID or XGETBV that is an instruction: walked from the start of its function, when that start
+    is among the bytes kept before it."""
+    walk = step()
+    for offset, data in windows:
+        base = _vaddr(vaddr_of, offset)
+        if base is None:
+            continue
+        target = base + len(data) - 4  # where the candidate's bytes begin
+        i = bisect_right(starts, target) - 1
+        if i < 0 or starts[i] < base:
+            continue
+        for match in walk.finditer(data, starts[i] - base, len(data)):
+            kind = match.lastgroup
+            if kind == "notable":
+                at = base + match.start(kind)
+                what = classify(match.group(kind), kind)
+                if what is not None and what[0] == DISPATCH and at <= target < at + len(match.group(kind)):
+                    return f"{what[1]} at {at:#x}" + _in(functions, at)
+            if kind in (None, "bad") or base + match.end() > target:
+                break
+    return None
 
 
 def symbol_guard(names: Sequence[str], infos: bytes, defined: bytes) -> str | None:

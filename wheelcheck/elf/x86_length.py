@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["one", "step", "instruction_lengths"]
+__all__ = ["one", "step", "candidates", "instruction_lengths"]
 
 
 def _set(*spans: int | tuple[int, int]) -> set[int]:
@@ -134,6 +134,15 @@ _BEFORE_VEX = "[\\x26\\x2e\\x36\\x3e\\x64\\x65\\x67]*"
 # F2/F3/66-prefixed 0F 12, 16, 7C, 7D, D0, F0
 _NOTABLE = ("[\\x66\\xf2\\xf3\\x26\\x2e\\x36\\x3e\\x64\\x65\\xf0\\x67]*[\\x40-\\x4f]?\\x0f"
             "(?:[\\x38\\x3a\\xa2\\xc7\\xbd\\xb8\\x12\\x16\\x7c\\x7d\\xd0\\xf0]|\\x01\\xd0)")
+
+@functools.cache
+def candidates() -> re.Pattern[bytes]:
+    """The byte sequences every instruction ``step()`` stops at contains (and much else): code without one of them
+    holds no such instruction, and need not be walked."""
+    return re.compile((f"\\x0f(?:[\\x38\\x3a\\xa2\\xc7\\xbd\\xb8\\x12\\x16\\x7c\\x7d\\xd0\\xf0]|\\x01\\xd0)"
+                       f"|\\xc4{_cls({b for b in range(256) if b & 0x1F in (1, 2, 3)})}"
+                       f"|\\xc5{_ANY}{_cls(_VEX_MAP1)}|\\x62{_p0(1, 2, 3, 5, 6)}{_P1}").encode("latin-1"), re.S)
+
 
 @functools.cache
 def one() -> re.Pattern[bytes]:

@@ -141,7 +141,18 @@ def _details(wheel: WheelReport) -> list[Line]:
         families = ", ".join(f"{k} {v}" for k, v in ((f.exposure or {}).get("families") or {}).items())
         loads = ", ".join(f"{r['soname']} ({r['status']})" for r in f.runtime_libraries)
         out.append(Line(f"  {f.path}: {kind}, {f.exported_symbols} exported symbols"
-                        + (f" ({families})" if families else "") + abi
+                        + (f" ({families})" if families else "") + abi + _isa(f)
                         + f", needs {', '.join(f.needed) or 'nothing'}" + (f", may load {loads}" if loads else ""),
                         "dim"))
     return out
+
+
+def _isa(f) -> str:
+    """The x86-64 level the ISA note claims beside the one the instructions need (and how much code was walked)."""
+    note = f", ISA note x86-64-v{f.isa_level}" if f.isa_level else ""
+    code = f.isa_code
+    if not code:
+        return note
+    walked = "all code" if code["complete"] else f"{code['scanned_bytes'] * 100 // max(code['code_bytes'], 1)}% of code"
+    guard = ", behind a CPU check" if code["guard"] and code["level"] > 1 else ""
+    return f"{note}, instructions x86-64-v{code['level']}{guard} ({walked} walked)"
