@@ -189,3 +189,23 @@ def test_a_rule_shows_its_first_groups_and_counts_the_rest(build, tmp_path):
     assert len(heads) == 5 and heads[-1] == "  error external-library: 2 more groups like these (-v shows each)"
     verbose = audit(wheel, "-v").stdout.splitlines()
     assert len([line for line in verbose if line.startswith("  error external-library: ")]) == 6
+
+
+def test_the_default_report_fits_a_screen_however_many_rules_fire():
+    """Fifteen rules with five causes each: the default report shows fewer groups per rule, then fewer groups, until
+    it fits 60 lines, and counts what it leaves to -v; -v shows every group."""
+    from wheelcheck.audit.findings import AuditReport, Finding, WheelReport
+    from wheelcheck.report.audit_text import SCREEN, render_audit_text
+    from wheelcheck.report.rules_doc import rule_ids
+
+    findings = [Finding(rule, "error" if n % 2 else "warning", f"pkg/lib{rule}{cause}.so",
+                        f"cause {cause} of {rule}", f"fix {cause}", cause=f"cause {cause} of {rule}")
+                for n, rule in enumerate(rule_ids()[:15]) for cause in range(5)]
+    wheel = WheelReport("many-1.0-cp311-cp311-manylinux_2_17_x86_64.whl", arch="x86_64", libc="glibc",
+                        deserved_tag="linux_x86_64", passed=False, findings=findings)
+    lines = [line.text for line in render_audit_text(AuditReport([wheel]))]
+    assert len(lines) <= SCREEN and lines[0].startswith(wheel.filename)
+    assert any("more group" in line and "(-v shows each)" in line for line in lines)
+    assert any(line.startswith("  summary: ") for line in lines)  # the summary always stays
+    verbose = "\n".join(line.text for line in render_audit_text(AuditReport([wheel]), verbosity=1))
+    assert all(f.message in verbose for f in findings)

@@ -53,11 +53,33 @@ def verdict_words(wheel: WheelReport, fail_on: str = "error") -> str:
 
 
 GROUPS_PER_RULE = 4  # in the default report: the rest of a rule's groups are behind -v, and counted
+SCREEN = 60  # the default report of one wheel fits this many lines: fewer groups per rule are shown until it does
 
 
 def _wheel_body(wheel: WheelReport, verbosity: int, fail_on: str) -> list[Line]:
     with_info = verbosity > 0 or fail_on == "info"
     groups = [g for g in wheel.groups() if with_info or g.severity != "info"]
+    tail = _summary(wheel, with_info) + (_details(wheel) if verbosity > 1 else [])
+    if verbosity > 0:
+        return _group_lines(groups, verbosity, None) + tail
+    room = SCREEN - 1 - len(tail)  # the verdict line comes first
+    for per_rule in range(GROUPS_PER_RULE, 0, -1):
+        body = _group_lines(groups, verbosity, per_rule)
+        if len(body) <= room:
+            return body + tail
+    # one group per rule is still too long: the first groups that fit, the rest counted
+    kept: list[Line] = []
+    for n in range(len(groups), 0, -1):
+        kept = _group_lines(groups[:n], verbosity, 1)
+        if len(kept) < room:
+            left = len(groups) - n
+            more = f"  {left} more group{'s' * (left != 1)} of findings (-v shows each)"
+            return kept + [Line(more, "dim")] + tail
+    return tail
+
+
+def _group_lines(groups: list, verbosity: int, per_rule: int | None) -> list[Line]:
+    """The lines of ``groups``, at most ``per_rule`` groups of each rule and severity (None: all), the rest counted."""
     explained: set[tuple] = set()
     out: list[Line] = []
     total = Counter((g.rule, g.severity) for g in groups)
@@ -65,14 +87,12 @@ def _wheel_body(wheel: WheelReport, verbosity: int, fail_on: str) -> list[Line]:
     for group in groups:  # most important first: a rule's first groups say what its others would
         key = (group.rule, group.severity)
         shown[key] += 1
-        if verbosity > 0 or shown[key] <= GROUPS_PER_RULE:
+        if per_rule is None or shown[key] <= per_rule:
             out += group_lines(group, verbosity, explained)
-        elif shown[key] == GROUPS_PER_RULE + 1:
-            out.append(Line(f"  {group.severity} {group.rule}: {total[key] - GROUPS_PER_RULE} more groups like "
-                            "these (-v shows each)", SEVERITY_STYLE.get(group.severity, "")))
-    out += _summary(wheel, with_info)
-    if verbosity > 1:
-        out += _details(wheel)
+        elif shown[key] == per_rule + 1:
+            out.append(Line(f"  {group.severity} {group.rule}: {total[key] - per_rule} more group"
+                            f"{'s' * (total[key] - per_rule != 1)} like these (-v shows each)",
+                            SEVERITY_STYLE.get(group.severity, "")))
     return out
 
 
