@@ -91,8 +91,12 @@ def judge(wheel: Path, scratch: Path) -> dict:
         return {"wheel": wheel.name, "error": proc.stderr.strip()[-500:] or f"exit {proc.returncode}"}
     lines = text_file.read_text(encoding="utf-8").splitlines() if text_file.exists() else []
     text_file.unlink(missing_ok=True)
+    scans = [f["isa_code"] for f in report.get("files", ()) if f.get("isa_code")]
     return {"wheel": wheel.name, "error": report.get("error"), "exit": proc.returncode, "seconds": round(seconds, 2),
             "lines": len(lines), "passed": report.get("passed"),
+            "isa": {"files": len(scans), "above": sum(s["level"] > 1 for s in scans),
+                    "guarded": sum(s["level"] > 1 and bool(s["guard"]) for s in scans),
+                    "level": max((s["level"] for s in scans), default=None)},
             "findings": [[f["rule"], f["severity"], f["file"], f["message"]] for f in report.get("findings", ())
                          if f["rule"] in RULES]}
 
@@ -161,6 +165,15 @@ def summary(results: Path) -> str:
         c = counts[rule]
         out.append(f"{rule:<24}{c['error']:>8}{c['warning']:>10}{c['info']:>8}{len(wheels_with[rule]):>8}")
     out += [f"ERROR {rule}: {name}: {file or '(the wheel)'}: {message}" for name, rule, file, message in errors]
+    isa = [r["isa"] for r in judged if not r.get("error") and r.get("isa", {}).get("files")]
+    if isa:
+        above = [i for i in isa if i["above"]]
+        out.append(f"x86-64 level read from the instructions: {len(isa)} wheels with x86-64 code; "
+                   f"{len(above)} need more than the baseline in some file "
+                   f"({sum(not i['guarded'] for i in above)} with a file no CPU check guards); by the highest level: "
+                   + ", ".join(f"v{lv} {sum(i['level'] == lv for i in isa)}" for lv in (1, 2, 3, 4)))
+        out.append(f"  files: {sum(i['files'] for i in isa)} with x86-64 code, {sum(i['above'] for i in isa)} above "
+                   f"the baseline, {sum(i['guarded'] for i in isa)} of those behind a CPU check")
     sized = sorted((r for r in judged if not r.get("error")), key=lambda r: -r["lines"])
     if sized:
         out.append(f"default text report: longest {sized[0]['lines']} lines, median "

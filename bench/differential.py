@@ -38,6 +38,10 @@ from wheelcheck.policy.policy_model import musl_answers_itself  # noqa: E402
 from wheelcheck.audit.findings import WheelReport  # noqa: E402
 
 LISTING = ROOT / "corpus" / "differential.tsv"
+sys.path.insert(0, str(ROOT / "bench"))
+from rule_counts import RULES  # noqa: E402
+
+WHOLE_WHEEL_RULES = RULES
 ANSWERS = ROOT / "corpus" / "auditwheel"
 DIFFERENCES = "docs/differences.md"
 AUDITWHEEL_VERSION = "6.8.2"
@@ -159,6 +163,7 @@ class Row:
     differences: list[tuple[str, str]] = field(default_factory=list)  # (reason id or "?", detail)
     host_dependent: list[str] = field(default_factory=list)  # what auditwheel read from this machine
     seconds: float = 0.0
+    whole_wheel: list[tuple[str, str]] = field(default_factory=list)  # (rule, severity) of WHOLE_WHEEL_RULES findings
 
     @property
     def same(self) -> bool:
@@ -336,6 +341,7 @@ def differential(wheel_dir: Path, listing: Path = LISTING, refresh: bool = False
         (wc,) = audit([wheel]).wheels
         row = compare(pinned, aw, wc)
         row.seconds = time.monotonic() - start
+        row.whole_wheel = [(f.rule, f.severity) for f in wc.findings if f.rule in WHOLE_WHEEL_RULES]
         rows.append(row)
     return rows, skipped
 
@@ -385,6 +391,14 @@ def summary(rows: list[Row], skipped: list[str]) -> str:
     unjudged = [r for r in rows if not r.wheelcheck_passed and r.auditwheel_passed is None]
     lines.append(f"wheelcheck FAILs (or errors) that auditwheel's answer cannot confirm: {len(unjudged)}")
     lines += [f"  {r.filename}: {r.wheelcheck_error or r.wheelcheck_tag}" for r in unjudged]
+    # the rules that judge the wheel beyond its platform tag, which auditwheel does not answer (differences.md#d24, d25):
+    # counted here, each error to be checked by hand (bench/corpus_rules.py lists them, wheel by wheel)
+    lines.append("whole-wheel, Python-ABI and instruction rules (no auditwheel answer): rule, errors, warnings, wheels")
+    for rule in WHOLE_WHEEL_RULES:
+        hits = [(r.filename, severity) for r in rows for rule_, severity in r.whole_wheel if rule_ == rule]
+        if hits:
+            lines.append(f"  {rule:<22}{sum(s == 'error' for _, s in hits):>7}{sum(s == 'warning' for _, s in hits):>9}"
+                         f"{len({name for name, _ in hits}):>8}")
     return "\n".join(lines)
 
 

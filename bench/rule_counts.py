@@ -19,7 +19,7 @@ from pathlib import Path
 
 RULES = ("zip-layout", "wheel-metadata", "record-hash", "record-hash-hex", "platform-tag-refused", "wheel-size",
          "libc-vendored", "claim-without-policy", "extension-suffix", "abi3-symbol", "abi3-version",
-         "free-threaded-build", "vendored-license")
+         "free-threaded-build", "vendored-license", "isa-instructions")
 
 
 def findings(wheel: Path) -> tuple[dict, str | None]:
