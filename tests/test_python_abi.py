@@ -219,6 +219,18 @@ def test_a_library_of_an_abi3_wheel_is_held_to_the_stable_abi_too(tmp_path, buil
     assert findings(wheel) == []
 
 
+def test_a_library_shipped_once_per_cpython_version_is_not_held_to_the_stable_abi(tmp_path, build):
+    """chdb's abi3 wheel ships libpybind11nonlimitedapi_chdb_3.9.so ... _3.14.so and loads the running interpreter's:
+    each is for one CPython, as a module named for it is. One such library alone is still judged."""
+    src = ("#include <Python.h>\nint helper(PyObject *o, PyObject *n)\n"
+           "{ PyObject *r; return _PyObject_LookupAttr(o, n, &r); }\n")
+    shims = {f"pkg/libshim_{v}.so": build.compile_c(src, f"libshim_{v}.so") for v in ("3.10", "3.11", "3.12")}
+    base = {"pkg/_m.abi3.so": module(build, limited="0x03080000")}
+    assert findings(wheel_of(tmp_path, f"cp38-abi3-{PLAT}", {**base, **shims})) == []
+    alone = wheel_of(tmp_path / "alone", f"cp38-abi3-{PLAT}", {**base, "pkg/libshim_3.10.so": shims["pkg/libshim_3.10.so"]})
+    assert [(r, s, f) for r, s, f, _ in findings(alone)] == [("abi3-symbol", "error", "pkg/libshim_3.10.so")]
+
+
 def test_a_none_abi_wheel_with_non_stable_imports_is_a_warning(tmp_path, build):
     ext = module(build, **PRIVATE)
     wheel = wheel_of(tmp_path, f"py3-none-{PLAT}", {"pkg/_m.so": ext})

@@ -11,6 +11,7 @@ reference-counting functions a module imports against the build its name claims 
 from __future__ import annotations
 
 import posixpath
+import re
 
 from wheelcheck.audit.findings import Finding
 from wheelcheck.audit.module_suffix import (
@@ -38,6 +39,7 @@ def python_abi_findings(model: WheelModel) -> list[Finding]:
     # every file bound to the C API, but modules named for one CPython build (judged by their name alone) and
     # Python 2 modules (init<name>)
     version_specific = {id(elf) for elf, suffix in modules if suffix.kind == "version"}
+    version_specific |= {id(elf) for elf in _per_version_family(model.elves)}
     # a Py-named export of the wheel's own library (PySide's PySideProperty_TypeF) binds there, not to CPython
     own = frozenset(n for elf in model.elves if not _is_libpython(elf) for n in elf.export_names if is_c_api_name(n))
     for elf in model.elves:
@@ -159,6 +161,23 @@ def _free_threaded(elf: ElfInfo, suffix: ModuleSuffix, claims: PythonClaims) -> 
 
 
 # -- the C API a version-independent file imports
+
+
+_CPYTHON_VERSION = re.compile(r"(?<![0-9])3[._]?(?:[6-9]|1[0-9])(?![0-9])")
+
+
+def _per_version_family(elves) -> list[ElfInfo]:
+    """Files shipped once per CPython version under names that differ only by it (chdb's
+    libpybind11nonlimitedapi_chdb_3.9.so ... _3.14.so): the package loads the one of the running interpreter, so each
+    is judged, as a module named for one CPython is, by the version it is for, not against the Stable ABI."""
+    family: dict[str, list[tuple[str, ElfInfo]]] = {}
+    for elf in elves:
+        name = elf.path.rsplit("/", 1)[-1]
+        found = _CPYTHON_VERSION.findall(name)
+        if len(found) == 1:
+            key = elf.path[:len(elf.path) - len(name)] + _CPYTHON_VERSION.sub("{}", name)
+            family.setdefault(key, []).append((found[0].replace(".", "").replace("_", ""), elf))
+    return [elf for members in family.values() if len({v for v, _ in members}) > 1 for _, elf in members]
 
 
 def _is_libpython(elf: ElfInfo) -> bool:
