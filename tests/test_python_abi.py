@@ -297,3 +297,16 @@ def test_the_stable_abi_table_is_made_from_cpythons_manifest(tmp_path):
     assert stable_symbol("PyType_GetName").added == (3, 11)
     assert stable_symbol("_Py_Dealloc").abi_only and stable_symbol("PyModule_Exec").added == (3, 15)
     assert stable_symbol("PyUnicode_AsUTF8") is None and stable_symbol("_PyObject_LookupAttr") is None
+
+
+def test_a_module_with_a_file_for_every_cpython_the_wheel_installs_on_passes(tmp_path, build):
+    """mosek 11.2.7 is cp39-abi3 with Requires-Python <3.15,>=3.9 and _msk.cpython-39 ... -314: every CPython pip
+    installs it on imports its own file. Without the upper bound 3.15 has none: an error naming the files."""
+    ext = module(build)
+    files = {f"pkg/_m.cpython-3{minor}-x86_64-linux-gnu.so": ext for minor in range(9, 15)}
+    bounded = build_wheel(tmp_path, "pkg", "1.0", f"cp39-abi3-{PLAT}",
+                          {**files, "pkg-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n"
+                                                                  b"Requires-Python: >=3.9,<3.15\n"})
+    assert [f for f in findings(bounded) if f[0] == "extension-suffix"] == []
+    unbounded = build_wheel(tmp_path / "open", "pkg", "1.0", f"cp39-abi3-{PLAT}", files)
+    assert {s for r, s, _, _ in findings(unbounded) if r == "extension-suffix"} == {"error"}

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from packaging.tags import Tag
 
-__all__ = ["ModuleSuffix", "PythonClaims", "module_suffix", "python_claims", "platform_triplets", "STABLE_FROM"]
+__all__ = ["ModuleSuffix", "PythonClaims", "Version", "module_suffix", "python_claims", "platform_triplets", "STABLE_FROM",
+           "LATEST_CPYTHON"]
 
 Version = tuple[int, int]
 
@@ -23,6 +24,9 @@ _STABLE = re.compile(r"\.(?P<abi>abi3t?)(?:-(?P<triplet>[^.]+))?\.so")
 _ABI_TAG = re.compile(r"cp(?P<major>\d)(?P<minor>\d+)(?P<flags>[a-z]*)")
 _INTERPRETER = re.compile(r"(?:cp|py)(?P<major>\d)(?P<minor>\d*)")
 STABLE_FROM: Version = (3, 15)  # the first CPython to load .abi3t.so and the triplet-named stable suffixes
+# the newest CPython released (3.15.0, October 2026): whether a module has a file for every CPython a tag admits is
+# judged up to it, as pip would install the wheel there today
+LATEST_CPYTHON: Version = (3, 15)
 
 # PLATFORM_TRIPLET per wheel architecture (CPython's configure)
 _GNU = {"x86_64": "x86_64-linux-gnu", "i686": "i386-linux-gnu", "aarch64": "aarch64-linux-gnu",

@@ -13,9 +13,12 @@ from __future__ import annotations
 import posixpath
 import re
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
 from wheelcheck.audit.findings import Finding
 from wheelcheck.audit.module_suffix import (
-    STABLE_FROM, ModuleSuffix, PythonClaims, module_suffix, platform_triplets, python_claims)
+    LATEST_CPYTHON, STABLE_FROM, ModuleSuffix, PythonClaims, Version, module_suffix, platform_triplets,
+    python_claims)
 from wheelcheck.audit.stable_abi import format_version, is_c_api_name, stable_symbol
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.wheel.wheel_model import WheelModel
@@ -34,7 +37,8 @@ def python_abi_findings(model: WheelModel) -> list[Finding]:
         return []
     modules = [(elf, module_suffix(elf.path)) for elf in model.elves
                if not elf.debug_only and (elf.python_init or "").startswith("PyInit_")]
-    findings = _suffix_findings(modules, claims, platform_triplets(model.linux_platforms))
+    findings = _suffix_findings(modules, claims, platform_triplets(model.linux_platforms),
+                                _admitted(claims, model.requires_python))
     findings += [f for elf, suffix in modules for f in _free_threaded(elf, suffix, claims)]
     # every file bound to the C API, but modules named for one CPython build (judged by their name alone) and
     # Python 2 modules (init<name>)
@@ -52,9 +56,44 @@ def python_abi_findings(model: WheelModel) -> list[Finding]:
 # -- the file name against the tags
 
 
+def _admitted(claims: PythonClaims, requires_python: str | None) -> set[tuple[Version, str]] | None:
+    """The released CPython builds (version, "" or "t") an abi3 or none-ABI wheel installs on, its Requires-Python
+    heeded; None for a wheel of version-specific tags (judged by them) or an unreadable Requires-Python."""
+    if claims.specific or not (claims.abi3 or claims.none):
+        return None
+    try:
+        allowed = SpecifierSet(requires_python or "")
+    except InvalidSpecifier:
+        return None
+    lowest = claims.lowest()
+    builds = {((3, minor), "") for minor in range(max(lowest[1], 6), LATEST_CPYTHON[1] + 1)}
+    if claims.none:  # a none-ABI wheel goes on free-threaded CPython too; abi3 does not (PEP 703)
+        builds |= {((3, minor), "t") for minor in range(max(lowest[1], 13), LATEST_CPYTHON[1] + 1)}
+    return {(v, f) for v, f in builds if allowed.contains(f"{v[0]}.{v[1]}", prereleases=True)}
+
+
+def _covered(modules: list[tuple[ElfInfo, ModuleSuffix]],
+             admitted: set[tuple[Version, str]] | None) -> set[int]:
+    """The version-named files of modules that have a file for every build the wheel installs on (mosek 11.2.7,
+    cp39-abi3 with Requires-Python <3.15: _msk.cpython-39 ... -314): each build imports its own, none fails."""
+    if admitted is None:
+        return set()
+    families: dict[tuple[str, str], list[tuple[ElfInfo, ModuleSuffix]]] = {}
+    for elf, suffix in modules:
+        families.setdefault((posixpath.dirname(elf.path), elf.module_name or ""), []).append((elf, suffix))
+    covered: set[int] = set()
+    for members in families.values():
+        builds = {(s.version, "t" if s.free_threaded else "") for _, s in members if s.kind == "version"}
+        if admitted and admitted <= builds:
+            covered |= {id(elf) for elf, s in members if s.kind == "version"}
+    return covered
+
+
 def _suffix_findings(modules: list[tuple[ElfInfo, ModuleSuffix]], claims: PythonClaims,
-                     triplets: frozenset[str] | None) -> list[Finding]:
-    problems = {id(elf): _suffix_problem(suffix, claims, triplets) for elf, suffix in modules}
+                     triplets: frozenset[str] | None, admitted: set[tuple[Version, str]] | None) -> list[Finding]:
+    covered = _covered(modules, admitted)
+    problems = {id(elf): None if id(elf) in covered else _suffix_problem(suffix, claims, triplets)
+                for elf, suffix in modules}
     # a module name with a file the wheel's Pythons import: a misnamed sibling is left unused, not a failed import
     imported: dict[tuple[str, str], str] = {}
     for elf, _ in modules:

@@ -135,6 +135,7 @@ def scan_reader(reader: WheelReader, jobs: int | None = None, progress: Progress
         root_is_purelib=wheel_meta.get("Root-Is-Purelib", "false").strip().lower() == "true",
         data_dir=reader.data_dir(),
         requires_dist=tuple(metadata.get_all("Requires-Dist") or ()),
+        requires_python=metadata.get("Requires-Python"),
         record_problems=tuple(problems),
         record_in_hex=tuple(hex_digests),
         package_problems=tuple(package_problems(reader)),

@@ -37,6 +37,7 @@ class WheelModel:
     root_is_purelib: bool = False
     data_dir: str = ""
     requires_dist: tuple[str, ...] = ()
+    requires_python: str | None = None  # METADATA's Requires-Python, as written
     record_problems: tuple[tuple[str, str], ...] = field(default=())  # (member, problem)
     record_in_hex: tuple[str, ...] = ()  # members whose RECORD hash is right but written in hex, not base64
     # what the index's archive check or the installers' metadata checks refuse: (rule, member or None, problem)
