@@ -208,3 +208,44 @@ def test_the_verbose_report_shows_both_answers(build, tmp_path):
                           flags=("-O3", "-march=x86-64-v3", "-Wl,-z,x86-64-v3"), libs=("m",))
     out = run_cli("audit", "-vv", _wheel(tmp_path, "both", ext, tag="linux_x86_64"), "--any-platform-tag").stdout
     assert "ISA note x86-64-v3, instructions x86-64-v3 (all code walked)" in out
+
+
+SSE3_ONLY = r"""
+#include <pmmintrin.h>
+double pairsum(const double *p) { __m128d v = _mm_loadu_pd(p); return _mm_cvtsd_f64(_mm_hadd_pd(v, v)); }
+"""
+
+# a function whose bytes after its ret are data that decodes as an AVX-512 instruction, then as nothing (06 begins
+# no instruction in 64-bit mode), as compilers' constant pools and GHC's info tables do
+DATA_IN_CODE = r"""
+__asm__(".text\n.globl tableful\n.type tableful, @function\ntableful:\n.cfi_startproc\nret\n"
+        ".byte 0x62,0xf1,0x7c,0x48,0x10,0x00,0x06,0x06,0x06,0x06\n.cfi_endproc\n.size tableful, .-tableful\n");
+int plain(int x) { return x * 3 + 1; }
+"""
+
+
+def test_sse3_alone_is_an_info(build, tmp_path):
+    """SSE3 is x86-64-v2's oldest part, on every x86-64 CPU made since 2005 (conda-forge's -march=nocona)."""
+    found = scan(build, "libsse3.so", SSE3_ONLY, ("-O2", "-msse3"))
+    assert found.level == 2 and found.top.instruction == "haddpd (SSE3)"
+    ext = build.compile_c(extension_source("_s3", prelude=SSE3_ONLY), "_s3.so", flags=("-O2", "-msse3"))
+    (finding,) = [f for f in audit(_wheel(tmp_path, "sse", ext)).wheels[0].findings if f.rule == "isa-instructions"]
+    assert finding.severity == "info" and "since 2005" in finding.message
+
+
+def test_a_check_in_another_file_of_the_wheel_makes_it_an_info(build, tmp_path):
+    """pycryptodome asks its _cpuid_c module before it loads _raw_aesni: the check is in another file."""
+    ext = build.compile_c(extension_source("_wide", prelude=KERNELS), "_wide.so", flags=FLAGS["avx2"], libs=("m",))
+    probe = build.compile_c(extension_source("_probe", "    return __builtin_cpu_supports(\"avx2\") ? 1 : 0;"),
+                            "_probe.so", flags=("-O2",))
+    py = python_tag()
+    wheel = build_wheel(tmp_path, "two", "1.0", f"{py}-{py}-manylinux_2_17_x86_64", {
+        "two/__init__.py": b"", f"two/_wide{EXT_SUFFIX}": ext, f"two/_probe{EXT_SUFFIX}": probe})
+    (finding,) = [f for f in audit(wheel).wheels[0].findings if f.rule == "isa-instructions"]
+    assert finding.severity == "info" and finding.file.startswith("two/_wide")
+    assert f"two/_probe{EXT_SUFFIX} of the wheel checks the CPU" in finding.message
+
+
+def test_data_among_the_code_is_no_evidence(build):
+    found = scan(build, "libdata.so", DATA_IN_CODE, ("-O2",))
+    assert found.level == 1 and found.evidence == () and found.undecodable >= 1

@@ -1,7 +1,9 @@
 """The x86-64 level each file's instructions need (elf/isa_scan.py), against what the wheel claims.
 
 PEP 600 sets no x86-64 level beyond the architecture's baseline, so code that needs x86-64-v2 or above and runs with
-no CPU check found dies with SIGILL on an older CPU: a warning, with the instruction and the function that hold it.
+no CPU check found in the wheel dies with SIGILL on an older CPU: a warning, with the instruction and the function
+that hold it. Where another file of the wheel checks the CPU (a package may check before it loads a file), or the
+only evidence is SSE3 (on every x86-64 CPU made since 2005), it is an info.
 Where the wheel claims a level explicitly (its ISA note, or ``isa_claims`` a caller adds: a variant property, an
 option), code beyond the claim is an error. Code behind a CPU check (a dispatcher, IFUNCs, function multi-versioning)
 is an info: it runs the newer code only where the CPU has it.
@@ -36,6 +38,9 @@ def claimed_level(ctx: CheckContext, elf: ElfInfo) -> tuple[int, str] | None:
 def check_isa_code(ctx: CheckContext) -> Iterator[Finding | Fact]:
     if not getattr(ctx.options, "isa_check", True):
         return
+    # a CPU check in one file may guard another (pycryptodome asks _cpuid_c before it loads _raw_aesni; numpy's core
+    # module refuses to import on a CPU below its baseline): the wheel's first one, for the files that have none
+    checked = next((elf.path for elf in ctx.elves if elf.isa_code is not None and elf.isa_code.guard), None)
     for elf in ctx.elves:
         scan = elf.isa_code
         if scan is None:
@@ -53,6 +58,14 @@ def check_isa_code(ctx: CheckContext) -> Iterator[Finding | Fact]:
                           f"{top.describe()}", "nothing to do: the code picks the instructions the CPU has",
                           cause=f"runs {level} instructions behind a CPU check",
                           explanation="A dispatcher runs the newer code only where the CPU has the instructions.")
+            continue
+        if not claim and (checked is not None or top.instruction.endswith("(SSE3)")):
+            why = (f"{checked} of the wheel checks the CPU, which may guard it" if checked is not None else
+                   "SSE3, the oldest part of x86-64-v2, is on every x86-64 CPU made since 2005")
+            yield Finding("isa-instructions", "info", elf.path, f"executes {level} instructions with no CPU check in "
+                          f"the file ({why}): {top.describe()}",
+                          "make sure the check covers this file before the package loads it",
+                          cause=f"executes {level} instructions with no CPU check in the file")
             continue
         yield Finding(
             "isa-instructions", "error" if claim else "warning", elf.path,

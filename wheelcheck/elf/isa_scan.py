@@ -57,7 +57,7 @@ _SSE3 = {(0xF2, 0x12): "movddup", (0xF3, 0x12): "movsldup", (0xF3, 0x16): "movsh
          (0xF2, 0xD0): "addsubps", (0xF2, 0xF0): "lddqu"}
 _BMI_38 = {0xF2: "andn", 0xF3: "blsr/blsmsk/blsi", 0xF5: "bzhi/pdep/pext", 0xF6: "mulx", 0xF7: "bextr/shlx/sarx/shrx"}
 _FMA_38 = set(range(0x96, 0xA0)) | set(range(0xA6, 0xB0)) | set(range(0xB6, 0xC0))
-_MASK_MAP1 = set(range(0x41, 0x4C)) | {0x90, 0x91, 0x92, 0x93, 0x98, 0x99}  # AVX-512's k-register instructions
+_MASK_MAP1 = {0x41, 0x42, 0x44, 0x45, 0x46, 0x47, 0x4A, 0x4B, 0x90, 0x91, 0x92, 0x93, 0x98, 0x99}  # AVX-512's k-registers
 
 DISPATCH = 0  # what classify says of CPUID and XGETBV: not a level, the evidence of a run-time check
 
@@ -247,7 +247,11 @@ def scan_code(kept: Sequence[tuple[int, bytes]], vaddr_of: Sequence[tuple[int, i
               guard_windows: Sequence[tuple[int, bytes]] = ()) -> IsaScan:
     """Walk the kept code: ``kept`` (file offset, bytes) slices; ``vaddr_of`` (file offset, vaddr, size) of the
     executable segments; ``starts`` the sorted function starts (vaddr; empty: walk the slices whole);
-    ``functions`` sorted (vaddr, end, name) of the named functions; ``symbol_guard`` a CPU check the symbols show."""
+    ``functions`` sorted (vaddr, end, name) of the named functions; ``symbol_guard`` a CPU check the symbols show.
+
+    An instruction counts once the walk has gone ``_SETTLED`` bytes past it without meeting a byte that begins no
+    instruction: data among the code (GHC's info tables, V8's constant pools) decodes as instructions for a while,
+    then as nothing."""
     found: dict[int, IsaEvidence] = {}
     guard = symbol_guard
     walk, near = step(), candidates()
@@ -265,30 +269,30 @@ def scan_code(kept: Sequence[tuple[int, bytes]], vaddr_of: Sequence[tuple[int, i
             i = bisect_left(marks, pos)
             if i == len(marks) or marks[i] >= end:
                 continue
+            pending: list[tuple[int, int, str, bytes]] = []  # (offset, level, what, bytes) not yet settled
             for match in walk.finditer(data, pos, end):
                 kind = match.lastgroup
                 if kind is None:
                     continue
+                at = match.start(kind)
+                guard = _settle(pending, at - _SETTLED, found, guard, base, functions)
                 if kind == "bad":
-                    if match.start(kind) >= end - 15:
-                        break  # an instruction cut off where the slice ends
+                    if at >= end - 15 and end == len(data):  # an instruction cut off where the slice ends
+                        guard = _settle(pending, end, found, guard, base, functions)
+                        break
                     undecodable += 1
+                    pending.clear()  # what came just before decoded out of step, or was data
                     if starts:  # out of step with the function's instructions: nothing after is trusted
                         break
                     continue
                 if kind in ("vex", "evex") and len(found) == 3 and guard is not None:
                     continue  # nothing more to learn from another one
                 what = classify(match.group(kind), kind)
-                if what is None:
-                    continue
-                level, name = what
-                address = base + match.start(kind)
-                if level == DISPATCH:
-                    guard = guard or f"{name} at {address:#x}" + _in(functions, address)
-                elif level not in found:
-                    found[level] = IsaEvidence(level, name, match.group(kind).hex(" "), address,
-                                               _function(functions, address))
-    if guard is None and starts:
+                if what is not None:
+                    pending.append((at, what[0], what[1], match.group(kind)))
+            else:
+                guard = _settle(pending, end, found, guard, base, functions)
+    if guard is None:
         guard = _verified_cpu_check(guard_windows, vaddr_of, starts, functions)
     evidence = tuple(found[level] for level in sorted(found))
     top = evidence[-1] if evidence else None
@@ -296,6 +300,23 @@ def scan_code(kept: Sequence[tuple[int, bytes]], vaddr_of: Sequence[tuple[int, i
         guard = f"{top.function} is named for its instruction set (a dispatcher calls it)"
     return IsaScan(max(found, default=1), evidence, guard, min(scanned, code_bytes), code_bytes, undecodable,
                    bool(starts))
+
+
+_SETTLED = 256
+
+
+def _settle(pending: list[tuple[int, int, str, bytes]], before: int, found: dict[int, IsaEvidence],
+            guard: str | None, base: int, functions: Sequence[tuple[int, int, str]]) -> str | None:
+    """Count the pending instructions that lie before ``before``; return the guard, the first CPU check counted."""
+    while pending and pending[0][0] < before:
+        at, level, what, raw = pending.pop(0)
+        address = base + at
+        if level == DISPATCH:
+            guard = guard or f"{what} at {address:#x}" + _in(functions, address)
+        elif level not in found or (found[level].instruction.endswith("(SSE3)") and not what.endswith("(SSE3)")):
+            # SSE3 is the oldest part of x86-64-v2: a level's other instructions say more
+            found[level] = IsaEvidence(level, what, raw.hex(" "), address, _function(functions, address))
+    return guard
 
 
 def _verified_cpu_check(windows: Sequence[tuple[int, bytes]], vaddr_of: Sequence[tuple[int, int, int]],
@@ -309,9 +330,11 @@ def _verified_cpu_check(windows: Sequence[tuple[int, bytes]], vaddr_of: Sequence
             continue
         target = base + len(data) - 4  # where the candidate's bytes begin
         i = bisect_right(starts, target) - 1
-        if i < 0 or starts[i] < base:
+        if starts and (i < 0 or starts[i] < base):
             continue
-        for match in walk.finditer(data, starts[i] - base, len(data)):
+        # from the function's start; without the unwind table, from the kept lead (the walk falls in step with the
+        # instructions within a few of them, so a CPUID it lands on is one)
+        for match in walk.finditer(data, starts[i] - base if starts else 0, len(data)):
             kind = match.lastgroup
             if kind == "notable":
                 at = base + match.start(kind)
