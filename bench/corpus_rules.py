@@ -170,7 +170,8 @@ def summary(results: Path) -> str:
         above = [i for i in isa if i["above"]]
         out.append(f"x86-64 level read from the instructions: {len(isa)} wheels with x86-64 code; "
                    f"{len(above)} need more than the baseline in some file "
-                   f"({sum(not i['guarded'] for i in above)} with a file no CPU check guards); by the highest level: "
+                   f"({sum(i['above'] > i['guarded'] for i in above)} with a file no CPU check in it guards); by the "
+                   "highest level: "
                    + ", ".join(f"v{lv} {sum(i['level'] == lv for i in isa)}" for lv in (1, 2, 3, 4)))
         out.append(f"  files: {sum(i['files'] for i in isa)} with x86-64 code, {sum(i['above'] for i in isa)} above "
                    f"the baseline, {sum(i['guarded'] for i in isa)} of those behind a CPU check")
