@@ -44,6 +44,21 @@ def test_license_and_notices_name_their_holders():
         assert any(fnmatch.fnmatch(relative, pattern) for pattern in listed), f"NOTICE does not list {relative}"
 
 
+def test_metadata_names_the_project_pages():
+    """PyPI's sidebar and `pip show` point to the source, the docs, the changelog and the tracker that an
+    internal error's one line names (wheelcheck/cli/entry.py)."""
+    import tomllib
+
+    from wheelcheck.cli.entry import ISSUES_URL
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    urls = project["urls"]
+    assert set(urls) == {"Homepage", "Documentation", "Issues", "Changelog", "Source"}
+    assert urls["Issues"] == ISSUES_URL
+    assert all(url.startswith(ISSUES_URL.removesuffix("/issues")) for url in urls.values()), urls
+    assert project["authors"] and project["maintainers"]
+
+
 def test_sdist_carries_license_files(tmp_path):
     subprocess.run([sys.executable, "-m", "build", "--sdist", "-o", str(tmp_path), str(ROOT)], check=True,
                    capture_output=True, text=True, timeout=600)
