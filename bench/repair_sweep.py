@@ -154,7 +154,7 @@ PROJECTS: list[tuple[str, str, dict, list[str], str]] = [
     ("Rtree", "1.3.0", {}, [], "from rtree import index; i=index.Index(); i.insert(1,(0,0,1,1)); "
      "print(list(i.intersection((0,0,2,2))))"),
     ("python-magic", "0.4.27", {}, [], "import magic; print(magic.from_buffer(b'%PDF-1.4'))"),
-    # sweep M: C++ libraries (libstdc++, symbol hiding) and libraries that load plugins or data at run time
+    # C++ libraries (libstdc++, symbol hiding) and libraries that load plugins or data at run time
     ("google-re2", "0.2.20220601", {}, [], "import re2; r=re2.compile(r'(\\w+)@(\\w+)\\.com'); "
      "m=r.search('mail x@y.com now'); print(m.groups(), re2.sub(r'a+', 'b', 'caaat'), "
      "[x.group(0) for x in re2.finditer(r'\\d+', 'a1b22c333')])"),

@@ -74,7 +74,7 @@ def test_a_claim_between_two_policies_is_met_below_the_next_rung(build, tmp_path
 
 
 def test_a_met_claim_between_two_policies_is_told_as_met(build, tmp_path):
-    """Sweep L's M1: "PASS deserves manylinux_2_31, required manylinux_2_30" read as passing a claim not met, and the
+    """On a real wheel, "PASS deserves manylinux_2_31, required manylinux_2_30" read as passing a claim not met, and the
     GLIBC_2.29 info finding named only the rung ("→ manylinux_2_31 at best"). The report now says the claim is met."""
     import jsonschema
 

@@ -205,7 +205,7 @@ def test_environment_and_a_wheel_against_it(wheels, venv):
 
 
 def test_a_subject_that_takes_nothing_from_what_was_given_says_so(build, wheels, venv, tmp_path):
-    """From sweep K: h5py beside numpy was 'h5py 3.16.0 with nothing given: loads' and 'every symbol bound: 4632
+    """From real wheels: h5py beside numpy was 'h5py 3.16.0 with nothing given: loads' and 'every symbol bound: 4632
     checked, 0 of them from its own files and the system', though numpy was given and nothing came from it."""
     own = build.compile_c("int own_value(void) { return 7; }\n", "libown.so", flags=("-Wl,-soname,libown.so",))
     ext = build.compile_c(extension_source("_ext", "    return own_value();", prelude="int own_value(void);\n"),
@@ -228,7 +228,7 @@ def test_a_subject_that_takes_nothing_from_what_was_given_says_so(build, wheels,
 
 
 def test_a_grafted_copy_of_a_system_library_it_needs_is_named_as_a_copy(build, tmp_path):
-    """From sweep K: PyQt6's libqlinuxfb.so needs libdrm.so.2 from the system, and drmModeAddFB2 was said to be
+    """From real wheels: PyQt6's libqlinuxfb.so needs libdrm.so.2 from the system, and drmModeAddFB2 was said to be
     defined by opencv-python's opencv_python.libs/libdrm-b0291a67.so.2.4.0, with the hint to link that copy."""
     source = "int sysfoo_call(void) { return VALUE; }\n"
     system = build.compile_c(source, "libsysfoo.so.2", flags=("-DVALUE=9", "-Wl,-soname,libsysfoo.so.2"))
@@ -298,7 +298,7 @@ def test_rpath_into_a_tree_nobody_installs_will_fail(gpu, tmp_path):
 
 
 def test_a_system_library_missing_from_a_given_distributions_directory_cannot_be_told(build, gpu, tmp_path):
-    """From sweep K (PySide6's RPATH $ORIGIN/../shiboken6/ and libxkbcommon.so.0, a system library): the plugin's
+    """From real wheels (PySide6's RPATH $ORIGIN/../shiboken6/ and libxkbcommon.so.0, a system library): the plugin's
     RPATH leads into fake_runtime/lib, which the given fake-runtime installs, and it also needs libsysonly.so.1,
     which no distribution ships. compat said it comes 'from fake_runtime/lib, which none of the given
     distributions installs' and will fail; the system provides it, and the plugin loads."""
@@ -333,7 +333,7 @@ def test_a_system_library_missing_from_a_given_distributions_directory_cannot_be
 
 
 def test_the_tally_of_unshown_symbols_is_as_severe_as_they_are(build, tmp_path):
-    """From sweep K (PyQt5-Qt5: 9 'and 6 more undefined symbols' errors, in SARIF too, where every finding shown was
+    """From real wheels (PyQt5-Qt5: 9 'and 6 more undefined symbols' errors, in SARIF too, where every finding shown was
     a warning): a file needing 25 names of a library no given distribution ships, which may be the system's."""
     names = [f"sysfn{i}" for i in range(25)]
     missing = build.compile_c("".join(f"int {n}(void) {{ return 1; }}\n" for n in names), "libnotgiven.so.1",
@@ -355,7 +355,7 @@ def test_the_tally_of_unshown_symbols_is_as_severe_as_they_are(build, tmp_path):
 
 
 def test_a_private_copy_in_another_extension_module_is_no_missing_symbol(build, tmp_path):
-    """From sweep K (h5py beside PyTables: h5py's libhdf5 calls inflateEnd from the system's libz.so.1, and
+    """From real wheels (h5py beside PyTables: h5py's libhdf5 calls inflateEnd from the system's libz.so.1, and
     tables/hdf5extension carries a zlib of its own and exports it): an extension module is linked by nobody, so its
     copy was no reason to call h5py's name 'out of scope' and the answer 'cannot tell' (exit 2)."""
     user = build.compile_c(extension_source("_ext", "    return zlibVersion()[0] == '1' ? 7 : 0;",
@@ -380,7 +380,7 @@ def test_a_private_copy_in_another_extension_module_is_no_missing_symbol(build, 
 
 
 def test_a_copy_of_its_own_it_finds_is_no_undeclared_requirement(build, tmp_path):
-    """From sweep K (xgboost ships xgboost.libs/libgomp-e985bcbb.so.1.0.0, reached through its RPATH, and declares
+    """From real wheels (xgboost ships xgboost.libs/libgomp-e985bcbb.so.1.0.0, reached through its RPATH, and declares
     scikit-learn, which ships the same file, only under the extra [scikit-learn]): compat took scikit-learn's copy
     as the one loaded first and warned that pip would not install it; xgboost's own copy serves it."""
     lib = build.compile_c("int shared_fn(void) { return 9; }\n", "libshared-1234abcd.so.1",
@@ -406,7 +406,7 @@ def test_a_copy_of_its_own_it_finds_is_no_undeclared_requirement(build, tmp_path
 
 
 def test_a_symbol_bound_through_the_global_scope_names_the_file_the_import_loads(build, tmp_path):
-    """compat-global-symbol (sweep K: h5py's inflate was said to come from tensorflow's _xla_ops.so, which
+    """compat-global-symbol (h5py's inflate was said to come from tensorflow's _xla_ops.so, which
     `import tensorflow` does not load; LD_DEBUG showed libtensorflow_framework.so.2). gdist imports its extension
     with RTLD_GLOBAL; the extension loads libgz.so, and gdist also ships aaa_unloaded.so, which nothing loads. usr
     calls gz_crc and links nothing that defines it: it loads only after gdist, from libgz.so."""

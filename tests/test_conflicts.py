@@ -136,7 +136,7 @@ _DEPS_INIT = (b"import ctypes, os\n\ndef _load_global_deps():\n    name = 'libgl
 
 @pytest.mark.parametrize("init", [_GUARDED_INIT, _USERS_INIT, _DEPS_INIT], ids=["env-guarded", "users", "other-lib"])
 def test_rtld_global_the_import_does_not_apply_to_the_library_stays_latent(stories, build, tmp_path, init):
-    """From sweep K (any environment with torch and numpy failed conflicts): torch names RTLD_GLOBAL in a branch an
+    """From real wheels (any environment with torch and numpy failed conflicts): torch names RTLD_GLOBAL in a branch an
     environment variable opens, in a function its users call (torch/_ops.py), and for libtorch_global_deps.so alone
     (ctypes). None of these puts the colliding library in the global scope: latent, and right for real."""
     wheels = stories["lapack"]["vendored"]
@@ -248,7 +248,7 @@ def test_same_soname_different_builds(sonames, tmp_path):
 
 
 def test_a_content_hash_in_the_name_does_not_hide_missing_symbols(build, tmp_path):
-    """From the repair sweep: a copy edited after auditwheel named it (symbols hidden) keeps the hash of the
+    """From repairing real projects: a copy edited after auditwheel named it (symbols hidden) keeps the hash of the
     file it was, so two wheels' copies under one hashed SONAME may export different names. The hash is no
     proof of one build when a side needs what the other's copy lacks: an error, and importing so_a first
     breaks so_b (was an info: 'the same build, so whichever is loaded first serves both')."""

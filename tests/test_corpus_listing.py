@@ -55,7 +55,7 @@ def test_fetch_asks_pip_for_exactly_the_pinned_tags(tmp_path):
     pure = fetch.pip_command("bar-2.0-py3-none-manylinux_2_28_aarch64.whl", tmp_path)
     assert "--python-version" not in pure and pure[pure.index("--abi") + 1] == "none"
 
-    py2 = fetch.pip_command("old-3.1.2-py2-none-manylinux1_x86_64.whl", tmp_path)  # sweep I: not found without
+    py2 = fetch.pip_command("old-3.1.2-py2-none-manylinux1_x86_64.whl", tmp_path)  # not found without
     assert py2[py2.index("--python-version") + 1] == "2.7"
 
     requirements = tmp_path / "r.txt"

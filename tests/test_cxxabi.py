@@ -164,7 +164,7 @@ def test_mangling_helpers_on_known_names():
         "std::__cxx11::basic_string<…>::_M_replace"
     assert short_name("_ZSt28__throw_bad_array_new_lengthv") == "std::__throw_bad_array_new_length"
     assert short_name("_Z4takeRKSs") == "take"
-    # function-local entities (sweep J: rdkit's boost::python guard variables were shown mangled), c++filt's words
+    # function-local entities (rdkit's boost::python guard variables were shown mangled), c++filt's words
     assert short_name("_ZGVZN3foo3barEvE1x") == "guard variable for foo::bar::x"
     assert short_name("_ZZ3fooRKSsE5cache_0") == "foo::cache"  # a discriminator ends it
     assert short_name("_ZZN3foo3barEvE5cache__12_") == "foo::bar::cache"
@@ -353,7 +353,7 @@ def test_libstdcxx_pieces_beside_the_shared_runtime_are_not_a_static_copy(build,
 
 
 def test_a_c_library_s_cxa_atexit_is_not_libstdcxx(build, tmp_path):
-    """From sweep I (libscrc 1.8.1 vendors musl's libc): every C library defines __cxa_atexit and __cxa_finalize
+    """From a real wheel (libscrc 1.8.1 vendors musl's libc): every C library defines __cxa_atexit and __cxa_finalize
     (the C runtime calls them for static destructors); they are no piece of libstdc++."""
     libc_like = build.compile_c("int __cxa_atexit(void (*f)(void *), void *a, void *d) { return 0; }\n"
                                 "void __cxa_finalize(void *d) { }\nint clib_value(void) { return 1; }\n",

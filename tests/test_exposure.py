@@ -226,7 +226,7 @@ def test_a_namespaces_local_statics_guards_and_tls_functions_are_its_family(buil
 
 
 def test_global_cxx_functions_are_one_group_not_namespaces(build, tmp_path):
-    """From repair sweep M: GDAL's extension exports ApplyVerticalShiftGrid(...), a function of the global
+    """From repairing GDAL 3.6.2: GDAL's extension exports ApplyVerticalShiftGrid(...), a function of the global
     namespace, which was shown as a namespace of its own ('ApplyVerticalShiftGrid:: (1)')."""
     lib = build.compile_c("int shift_grid(int a) { return a; }\nint scale_grid(double b) { return (int)b; }\n"
                           "namespace geo { int area(int a) { return a; } int span(int a) { return a; } }\n",

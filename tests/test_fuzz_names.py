@@ -185,7 +185,7 @@ _REQUIREMENT_PIECES = ("numpy", " ", "(", ")", ">=1.0", ";", "python_version", "
                  st.integers(0, 5000).map(lambda n: "a; " + "(" * n + "os_name=='x'" + ")" * n)))
 def test_requires_dist_lines_never_raise(line):
     """A Requires-Dist line is input: 3,000 nested parentheses once raised RecursionError in packaging, in the
-    audit's reading and, until session 23, in compat's."""
+    audit's reading and in compat's."""
     name = required_name(line)
     assert name is None or name == name.lower()
     assert set(installed_requirements((line,))) <= {name}

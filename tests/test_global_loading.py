@@ -1,5 +1,5 @@
-"""What a distribution's import loads with RTLD_GLOBAL (conflicts/global_loading.py), and which of the names sweep K
-found colliding are harmless: read from Python code shaped like torch's, tensorflow's, faiss' and scipy-openblas',
+"""What a distribution's import loads with RTLD_GLOBAL (conflicts/global_loading.py), and which of the names real environments
+show colliding are harmless: read from Python code shaped like torch's, tensorflow's, faiss' and scipy-openblas',
 and from gcc-built libraries imported for real.
 """
 
@@ -129,7 +129,7 @@ def _section_wheel(build, out, pkg: str, items: str | None, visibility: str = "p
 
 @pytest.mark.parametrize("visibility", ["protected", "default"])
 def test_section_bounds_nobody_looks_up_do_not_collide(build, tmp_path, visibility):
-    """Sweep K: every tensorflow environment failed on __start_linkarr_upb_AllExts and __start_pb_defaults, which
+    """Every tensorflow environment would fail on __start_linkarr_upb_AllExts and __start_pb_defaults, which
     protobuf, tensorflow and jaxlib each define. The linker ties each library's code to its own section (no dynamic
     relocation refers to the bound), so the copies never meet, global or not, protected or default; the interpreter
     agrees. A library that names the bound undefined does meet the global copy: that stays a finding."""

@@ -1,6 +1,6 @@
 """repair.hide_check: the check a --hide-symbols plan must pass, on g++-built files and the plans that broke them.
 
-The plans written out by hand here are what plan_hiding made before repair sweep M's W1 and W2 were fixed; the
+The plans written out by hand here break an underlinked library and a header-only counter (tests/fixtures/sources.py); the
 check must refuse both, on the plan alone and on the files as LIEF edits them, and pass what plan_hiding makes now.
 """
 
@@ -24,7 +24,7 @@ BASE, UNDER, TOP = (f"under.libs/{name}" for name in UNDERLINKED_SRCS)
 
 @pytest.fixture
 def counter(build):
-    """W2's files: libfoo and the extension both define the counter (STB_GNU_UNIQUE); member path -> file."""
+    """The counter's files: libfoo and the extension both define the counter (STB_GNU_UNIQUE); member path -> file."""
     lib = build.compile_c(COUNTER_LIB_SRC, "libfoo.so.1", cxx=True, flags=("-Wl,-soname,libfoo.so.1",))
     ext = build.compile_c(extension_source("_ext", COUNTER_EXT_BODY, prelude=COUNTER_EXT_PRELUDE), "counter_ext.so",
                           cxx=True, libs=(lib,))
@@ -33,7 +33,7 @@ def counter(build):
 
 @pytest.fixture
 def underlinked(build):
-    """W1's files: libunder uses libbase's names without linking it; libtop links both."""
+    """The underlinked library's files: libunder uses libbase's names without linking it; libtop links both."""
     built = {}
     for name, src in UNDERLINKED_SRCS.items():
         libs = (built["libbase.so.1"], built["libunder.so.1"]) if name == "libtop.so.1" else ()

@@ -126,9 +126,8 @@ def rpath_past_runpath(build, tmp_path_factory) -> Path:
 
 
 def test_a_loaders_rpath_reaches_past_a_library_with_runpath(rpath_past_runpath):
-    """The shipped libraries are all reached: no external library, the claimed tag kept, as auditwheel says (until
-    sweep E, wheelcheck dropped the loaders' DT_RPATH below liba and failed this wheel: libb "does not reach"
-    libc3.so)."""
+    """The shipped libraries are all reached: no external library, the claimed tag kept, as auditwheel says (without
+    the loaders' DT_RPATH below liba, this wheel would fail: libb "does not reach" libc3.so)."""
     report = audit_one(rpath_past_runpath)
     assert by_rule(report, "external-library") == []
     theirs = auditwheel_show(rpath_past_runpath)
@@ -297,7 +296,7 @@ def test_a_namespace_directory_of_an_extra_names_the_requirement_asking_for_it(b
 
 
 def test_a_directory_the_wheel_shares_with_a_requirement_names_it(build, tmp_path):
-    """From sweep J (nvidia-cusolver 12.4.1.2 for CUDA 13: every cu13 distribution installs into nvidia/cu13/lib,
+    """From a real wheel (nvidia-cusolver 12.4.1.2 for CUDA 13: every cu13 distribution installs into nvidia/cu13/lib,
     and libcusolver's RPATH $ORIGIN leads there): a directory the wheel installs into too was skipped, and the
     advice was to vendor cuBLAS. Installed beside the requirement, the library loads from the shared directory."""
     blas = build.compile_c("int blas_gemm(void) { return 13; }\n", "libblas13.so.13",
@@ -323,7 +322,7 @@ def test_a_directory_the_wheel_shares_with_a_requirement_names_it(build, tmp_pat
 
 
 def test_what_a_library_no_tree_reaches_needs_from_outside_is_judged(build, tmp_path):
-    """From sweep J (foundry-local-sdk 2.2.1, whose package loads libfoundry_local.so with ctypes, and whose
+    """From a real wheel (foundry-local-sdk 2.2.1, whose package loads libfoundry_local.so with ctypes, and whose
     libfoundry_local.so needs onnxruntime's libonnxruntime.so.1): a shipped library that its needer does not reach
     was never a root, so what it needs was never judged, and --exclude of the unreached name (what a user of such
     a package is told to do) gave PASS. Loaded on its own, as ctypes loads it, it fails."""

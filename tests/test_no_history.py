@@ -4,8 +4,9 @@ finding code of a sweep report, no "until session N" sentence. History lives in 
 
 The texts checked: README.md, CHANGELOG.md, CONTRIBUTING.md, docs/, docker/README.md, the action's and the
 hook's descriptions, the data wheelcheck ships (wheelcheck/data/*.json, policies/*.json), the report schemas,
-and what `wheelcheck rules` prints for every rule. bench/ and corpus/ hold records of past runs and are not
-checked."""
+and what `wheelcheck rules` prints for every rule; and the code's comments and docstrings (wheelcheck/, tools/,
+bench/), which say what the code does and why, with a real wheel as the evidence. corpus/ holds the records of
+past runs and is not checked."""
 
 from __future__ import annotations
 
@@ -52,6 +53,17 @@ def history_in(text: str) -> list[str]:
 @pytest.mark.parametrize("path", shipped_texts(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_shipped_text_tells_no_history(path):
     assert history_in(path.read_text(encoding="utf-8")) == []
+
+
+def source_files() -> list[Path]:
+    paths = sorted((ROOT / "wheelcheck").rglob("*.py")) + sorted((ROOT / "tools").glob("*.py"))
+    return paths + sorted((ROOT / "bench").glob("*.py")) + sorted((ROOT / "bench").glob("*.sh"))
+
+
+def test_code_comments_tell_no_history():
+    told = {str(p.relative_to(ROOT)): found for p in source_files()
+            if (found := history_in(p.read_text(encoding="utf-8")))}
+    assert told == {}
 
 
 def test_rules_printed_tell_no_history():

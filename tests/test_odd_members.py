@@ -242,7 +242,7 @@ def test_builds_for_other_architectures_in_a_wheel_that_claims_no_platform_are_a
 
 
 def test_a_tie_between_architectures_does_not_depend_on_member_order(build, tmp_path):
-    """From sweep I (interpret_core 0.7.8's py3-none-any wheel: two aarch64 and two x86_64 libebm files): the wheel
+    """From a real wheel (interpret_core 0.7.8's py3-none-any wheel: two aarch64 and two x86_64 libebm files): the wheel
     was judged for whichever architecture the zip listed first. On a tie the one with more bytes wins."""
     small = build.compile_c("int engine(void) { return 1; }\n", "libengine.so")
     big = build.compile_c("char engine_pad[65536] = {1};\nint engine(void) { return engine_pad[7]; }\n", "big/libengine.so",
@@ -300,7 +300,7 @@ ENGINE_USES_LIBC = "#include <string.h>\nint engine(const char *s) { return (int
 
 
 def test_builds_for_the_other_libc_in_a_wheel_that_claims_no_platform_are_an_info(build, tmp_path):
-    """From sweep N: tigerbeetle 0.17.9's py3-none-any wheel ships its client library built by zig for glibc
+    """From a real wheel: tigerbeetle 0.17.9's py3-none-any wheel ships its client library built by zig for glibc
     (lib/x86_64-linux-gnu.2.27) and for musl (lib/x86_64-linux-musl), and loads the machine's own with ctypes;
     pyarmor-cli-core-alpine 8.1.2's holds only musl builds. zig links a musl library against "libc.so" (no
     libc.musl-x86_64.so.1), which glibc's loader cannot load (glibc's libc.so is a linker script) and musl's answers

@@ -135,7 +135,7 @@ KERNEL = "extern long core_value(void);\nlong kernel(void) { return 2 * core_val
 
 
 def test_a_library_that_opens_its_own_plugin_is_loaded_before_it(build, tmp_path):
-    """From sweep J (mkl 2026.2.0: libmkl_core.so.3 opens libmkl_avx2.so.3 and ten more CPU-specific libraries by
+    """From a real wheel (mkl 2026.2.0: libmkl_core.so.3 opens libmkl_avx2.so.3 and ten more CPU-specific libraries by
     name, and they need libmkl_core.so.3; all are data files in <prefix>/lib): eleven external-library errors,
     though only libmkl_core ever opens them and it is then in the process. The copy naming the plugin's file as
     one it opens is the proof the data-file rule above lacks."""

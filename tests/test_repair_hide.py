@@ -94,7 +94,7 @@ def test_rerun_and_reproducible(build, tmp_path):
 
 
 def test_two_wheels_hiding_the_same_library_load_together(build, tmp_path):
-    """From the repair sweep (lxml + xmlsec, pycurl + psycopg2, netCDF4 + h5py): two wheels vendor one build of
+    """From repairing real projects (lxml + xmlsec, pycurl + psycopg2, netCDF4 + h5py): two wheels vendor one build of
     libfoo.so.1, pkga using foo_a and pkgb foo_b. Hiding edits each copy for what its own wheel imports; had both
     kept the name made from the original's hash, ld.so would load one file for that SONAME and the second wheel's
     import would fail ("undefined symbol: wc…_foo_b"). Each edited copy is named after its edit too, so both load,
@@ -125,7 +125,7 @@ def test_two_wheels_hiding_the_same_library_load_together(build, tmp_path):
 
 
 def test_a_library_that_uses_another_without_linking_it_keeps_working(build, tmp_path):
-    """From repair sweep M (GDAL 3.6.2): Debian's libmfhdfalt.so.0 uses libdfalt.so.0's names without linking it,
+    """From repairing GDAL 3.6.2: Debian's libmfhdfalt.so.0 uses libdfalt.so.0's names without linking it,
     and finds them because libgdal loads both. Here libunder uses libbase's base_top and base_get the same way,
     and libtop links both. Hidden in libbase (nothing that links libbase imports them), the repaired wheel failed
     to import ("undefined symbol: base_top"); they stay visible, said why, and the wheel works."""
@@ -159,7 +159,7 @@ def _install_and_call(tmp_path, output: str, venv: str, module: str):
 
 
 def test_an_object_the_extension_and_the_library_both_define_stays_one(build, tmp_path):
-    """From repair sweep M (W2): a header-only counter (an inline function's static local, STB_GNU_UNIQUE) is
+    """A header-only counter (an inline function's static local, STB_GNU_UNIQUE) is
     defined in the vendored libfoo and in the extension; the loader makes the two one object. Hidden in libfoo
     (nothing imports it), libfoo counted in a copy of its own and the extension read 0, not 2. It stays visible
     in libfoo, said why, in the extension too with --hide-extension-symbols, and the wheel counts 2."""

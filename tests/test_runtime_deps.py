@@ -127,7 +127,7 @@ def test_a_dlopen_fallback_of_a_whitelisted_library_is_not_unguaranteed(build, t
 
 
 def test_glibcs_own_nss_modules_are_there_on_glibc_only(build, tmp_path):
-    """From sweep J (pyqtwebengine-qt5: Chromium names libnss_files.so.2 and libnss_compat.so.2 to load them
+    """From a real wheel (pyqtwebengine-qt5: Chromium names libnss_files.so.2 and libnss_compat.so.2 to load them
     before its sandbox starts): glibc builds them and ships them in its own package, so they were no library
     'there only if the user installed it', and a private copy would have to match the running glibc. musl has none."""
     names = ("libnss_files.so.2", "libnss_compat.so.2")
@@ -369,7 +369,7 @@ def test_a_shipped_icd_loader_is_not_a_vendored_driver(build, tmp_path):
 
 @pytest.mark.parametrize("soname", ["libGLX.so.0", "libOpenGL.so.0"])
 def test_glvnd_dispatchers_may_be_shipped(build, tmp_path, soname):
-    """From sweep I (imgui_bundle 1.93.0 ships auditwheel-renamed libGLX and libOpenGL beside libGLdispatch):
+    """From a real wheel (imgui_bundle 1.93.0 ships auditwheel-renamed libGLX and libOpenGL beside libGLdispatch):
     glvnd's vendor-neutral libraries find the vendor's (libGLX_mesa, libGLX_nvidia) at run time, as an ICD
     loader does; the wheel renders under Mesa. Only glvnd has these names."""
     member = f"useegl.libs/{soname.split('.')[0]}-1a2b3c4d.{soname.split('.', 1)[1]}"
@@ -381,7 +381,7 @@ def test_glvnd_dispatchers_may_be_shipped(build, tmp_path, soname):
 @pytest.mark.parametrize("soname, shipped", [("libibverbs.so.1", True), ("librdmacm.so.1", True),
                                              ("libmlx5.so.1", False)])
 def test_rdma_cores_dispatchers_may_be_shipped_its_providers_not(build, tmp_path, soname, shipped):
-    """From sweep J (pcapy-ng 2.1.0: AlmaLinux's libpcap, built with RDMA support, brought libibverbs into the wheel,
+    """From a real wheel (pcapy-ng 2.1.0: AlmaLinux's libpcap, built with RDMA support, brought libibverbs into the wheel,
     and the wheel captures packets here with that copy loaded): libibverbs and librdmacm load the providers named in
     /etc/libibverbs.d and talk to the kernel through stable interfaces, like an ICD loader; a provider (libmlx5)
     needs libibverbs' private ABI of its own release, and stays a driver nobody may ship."""

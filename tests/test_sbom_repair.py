@@ -82,7 +82,7 @@ def test_lookup_finds_a_library_registered_under_the_other_usr_spelling():
 
 @needs_dpkg
 def test_asking_for_many_paths_at_once_answers_as_one_at_a_time(tmp_path):
-    """The repair sweep: pycurl's 28 grafts ran dpkg 82 times (5.7 s of 8 s). One dpkg -S and one dpkg -s for all
+    """Repairing pycurl: its 28 grafts ran dpkg 82 times (5.7 s of 8 s). One dpkg -S and one dpkg -s for all
     of them give each path the answer os_package_of gives it alone: a library under the other /usr spelling, a
     file of an arch-qualified package, and one no package owns (dpkg then exits 1 for the lot)."""
     lonely = tmp_path / "libnobody.so.1"

@@ -60,8 +60,8 @@ def is_harmless(name: str) -> bool:
 
 
 # the typeinfo (or its name) of a type that names no class: void(), bool(), a pointer to one, int. Compared by name
-# and the same object by content in every copy (sweep K: optree's and tensorflow's _ZTIFvvE made every tensorflow
-# environment fail)
+# and the same object by content in every copy (counted, optree's and tensorflow's _ZTIFvvE would fail every
+# tensorflow environment)
 _TYPEINFO_OF_NO_CLASS = re.compile(r"_ZT[IS][A-Za-z]+$")
 
 

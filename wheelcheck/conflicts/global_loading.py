@@ -1,6 +1,6 @@
 """Which of a distribution's libraries its Python code puts in the global scope (RTLD_GLOBAL), read from the code.
 
-A name anywhere is not enough (sweep K: any environment with torch and numpy failed `conflicts`). torch's
+A name anywhere is not enough (counted so, any environment with torch and numpy fails `conflicts`). torch's
 ``_load_global_deps()`` loads ``libtorch_global_deps.so`` alone with RTLD_GLOBAL; its ``sys.setdlopenflags`` branch
 runs only when an environment variable asks, and ``torch/_ops.py`` sets the flag around libraries its users load.
 So each use of RTLD_GLOBAL is read with ``ast`` and counts only when the import runs it:

@@ -4,10 +4,10 @@ Pure: from the summaries of the wheel's ELF files before the edit, the edits, an
 edited files' summaries. A plan breaks a program that loaded before in two ways:
 - a name an ELF file imports, which another file of the wheel exported, is exported by no file of the wheel
   under the name the importer will ask for (hidden there, or renamed there and not in the importer): the import
-  fails with ``undefined symbol`` (repair sweep M, W1: an underlinked library of GDAL);
+  fails with ``undefined symbol`` (GDAL's underlinked libmfhdfalt.so.0, built on Debian);
 - a name several files of the wheel define, which the loader made one object (C++ vague linkage, or a plain
   duplicate definition), is hidden in some of them or renamed in some and not all: each copy then serves its own
-  file, silently (W2: a header-only singleton counted 0 instead of 2).
+  file, silently (a header-only singleton counted 0 instead of 2).
 Any two files of the wheel count as sharing a load scope, as in repair.hide_plan: under RTLD_GLOBAL they do,
 and STB_GNU_UNIQUE definitions are one per process whatever the scope.
 """

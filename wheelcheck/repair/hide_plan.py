@@ -14,7 +14,8 @@ Pure: from the summaries of a wheel's ELF files to one SymbolEdit per file.
   static locals of inline functions, template static members, typeinfo, vtables: STB_WEAK or STB_GNU_UNIQUE in
   every file that uses them) and plain duplicate definitions. The loader makes such copies one (one per process
   for STB_GNU_UNIQUE, the first in scope otherwise); hidden in the library, or renamed there and not in the
-  other definers, each copy serves its own file (repair sweep M, W2: a header-only counter read 0, not 2).
+  other definers, each copy serves its own file (a header-only counter, an inline function's static local,
+  read 0 instead of 2: tests/test_repair_hide.py).
   Any two files of the wheel may share a load scope (RTLD_GLOBAL, a ctypes load, STB_GNU_UNIQUE), so any
   other definer counts; typeinfo names (_ZTS*) too, whose bytes are their own name, so keeping them costs
   nothing, while code that compares type_info::name() pointers needs one copy.

@@ -5,8 +5,8 @@ from there; libvips loads ``vips-modules-8.14`` under its compiled-in libdir, GL
 ImageMagick its coders, OpenSSL its engines and providers. Vendored, the library still looks in that directory,
 now on the user's machine: where the system has no such package the plugins are missing (pygraphviz: no layout
 plugin), and where it has one, its plugins need the system's copy of the library by name and load it beside the
-vendored one (the repair sweep: a segfault with graphviz, a hang with libvips). Neither tool can fix that by
-rewriting names.
+vendored one (pygraphviz and pyvips built against Debian's libraries and repaired: a segfault with graphviz, a
+hang with libvips). Neither tool can fix that by rewriting names.
 
 Told from the grafted file and the host alone: an absolute path that is a whole string of the library's read-only
 data, naming a directory (or a subdirectory of one named like the library: ``vips-modules-8.14`` under libvips'
