@@ -2,13 +2,15 @@
 """The differential: wheelcheck against auditwheel 6.8.2 on the real wheels corpus/differential.tsv pins.
 
 usage: python bench/differential.py [--wheels DIR] [--listing TSV] [--refresh-auditwheel] [--only SUBSTRING]
+                                   [--write-summary]
 
 Prints one row per wheel: auditwheel's tag, wheelcheck's tag, same or different, and for each difference the
 rule or library behind it with a link to its row in docs/differences.md; then the summary (N agree, each
 difference with its reason, auditwheel's own failures, wheelcheck FAILs where auditwheel accepts the wheel's
 claimed tag, and wheelcheck FAILs that auditwheel cannot confirm because it stopped). A difference that no
 documented row explains is printed as UNEXPLAINED; the corpus test (tests/test_differential_corpus.py,
-`pytest --corpus`) fails on those.
+`pytest --corpus`) fails on those. --write-summary records the run's counts in corpus/differential-summary.json,
+from which `python tools/gen_docs.py` writes the figures README.md and docs/differences.md give.
 
 auditwheel's answers are cached in corpus/auditwheel/<wheel>.json (`auditwheel show --json`, run once per
 wheel, one at a time, because it takes minutes on large wheels); --refresh-auditwheel computes the missing
@@ -43,6 +45,7 @@ from rule_counts import RULES  # noqa: E402
 
 WHOLE_WHEEL_RULES = RULES
 ANSWERS = ROOT / "corpus" / "auditwheel"
+SUMMARY = ROOT / "corpus" / "differential-summary.json"  # the last full run's counts, which the docs quote
 DIFFERENCES = "docs/differences.md"
 AUDITWHEEL_VERSION = "6.8.2"
 
@@ -65,6 +68,8 @@ REASONS = {
     "d21": "a NEEDED path with $ORIGIN names a file of the wheel (glibc opens it)",
     "d22": "a plugin finds the wheel's own library already loaded (preloaded-library)",
     "d23": "the needs of a shipped library no file's search reaches are judged (an orphan)",
+    "d24": "the wheel as the index and installers take it: an error on its metadata, zip or Python tags",
+    "d25": "x86-64 instructions beyond the level the wheel claims",
 }
 
 
@@ -197,13 +202,23 @@ def compare(pinned: Pinned, aw: dict, wc: WheelReport) -> Row:
     _explain_external(row, show, wc)
     if not wc.passed and meets(wc.deserved_tag, [wc.required_tag] if wc.required_tag else []):
         errors = sorted({f.rule for f in wc.findings if f.severity == "error"})
-        record = [rule for rule in errors if rule == "record-hash"]  # auditwheel never reads RECORD's hashes
-        hygiene = [rule for rule in errors if rule not in record]
-        if record:
-            row.differences.append(("d9", f"fails on {', '.join(record)}"))
-        if hygiene or not errors:
-            row.differences.append(("d13" if hygiene else "?", f"fails on {', '.join(hygiene) or 'nothing'}"))
+        if not errors:
+            row.differences.append(("?", "fails on nothing"))
+        for reason in ("d9", "d24", "d25", "d13"):
+            rules = [rule for rule in errors if _error_row(rule) == reason]
+            if rules:
+                row.differences.append((reason, f"fails on {', '.join(rules)}"))
     return row
+
+
+def _error_row(rule: str) -> str:
+    """The row of docs/differences.md that explains an error auditwheel cannot give: RECORD's hashes (d9), the
+    instructions' x86-64 level (d25), the other whole-wheel and Python-ABI rules (d24), the hygiene rules (d13)."""
+    if rule == "record-hash":
+        return "d9"
+    if rule == "isa-instructions":
+        return "d25"
+    return "d24" if rule in WHOLE_WHEEL_RULES else "d13"
 
 
 def _host_found(show: dict) -> list[str]:
@@ -402,6 +417,34 @@ def summary(rows: list[Row], skipped: list[str]) -> str:
     return "\n".join(lines)
 
 
+def summary_record(rows: list[Row], skipped: list[str]) -> dict:
+    """The run's counts as corpus/differential-summary.json keeps them: agree + auditwheel_failed + documented +
+    unexplained = compared; fails_by_design (a wheel auditwheel accepts and wheelcheck fails, for a reason a row
+    gives) are among the documented."""
+    differ = [r for r in rows if not r.same]
+    by_design = ("d9", "d13", "d24", "d25")
+    return {
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "commit": _commit(),
+        "auditwheel": AUDITWHEEL_VERSION,
+        "compared": len(rows),
+        "skipped": len(skipped),
+        "agree": len(rows) - len(differ),
+        "auditwheel_failed": sum(1 for r in rows if r.auditwheel_error),
+        "documented": sum(1 for r in differ if not r.auditwheel_error and not r.unexplained),
+        "unexplained": sum(1 for r in rows if r.unexplained),
+        "fails_by_design": [{"wheel": r.filename, "rows": sorted({reason for reason, _ in r.differences
+                                                                  if reason in by_design})}
+                            for r in rows if r.false_fail and not r.unexplained],
+        "unconfirmed": sum(1 for r in rows if not r.wheelcheck_passed and r.auditwheel_passed is None),
+    }
+
+
+def _commit() -> str | None:
+    proc = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return proc.stdout.strip() or None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--wheels", type=Path, default=default_wheel_dir(), help="where the wheels are")
@@ -409,9 +452,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--refresh-auditwheel", action="store_true",
                         help="run auditwheel show for wheels without a cached answer")
     parser.add_argument("--only", help="only wheels whose file name contains this")
+    parser.add_argument("--write-summary", action="store_true",
+                        help=f"record the counts in {SUMMARY.relative_to(ROOT)} (a run of the whole listing only)")
     args = parser.parse_args(argv)
+    if args.write_summary and (args.only or args.listing != LISTING):
+        parser.error("--write-summary records a run of the whole corpus/differential.tsv: drop --only and --listing")
     rows, skipped = differential(args.wheels, args.listing, args.refresh_auditwheel, args.only)
     print(render(rows, skipped))
+    if args.write_summary:
+        SUMMARY.write_text(json.dumps(summary_record(rows, skipped), indent=1) + "\n", encoding="utf-8")
     return 1 if any(r.unexplained for r in rows) else 0
 
 

@@ -8,7 +8,8 @@ import json
 import re
 import sys
 
-from bench.differential import ANSWERS, LISTING, REASONS, Pinned, compare, meets, rank, read_listing
+from bench.differential import (ANSWERS, LISTING, REASONS, Pinned, compare, meets, rank, read_listing,
+                                summary_record)
 from tests.helpers import ROOT
 from wheelcheck.audit.findings import Finding, WheelReport
 
@@ -133,3 +134,27 @@ def test_compare_names_a_record_mismatch_d9_and_a_breaking_hygiene_error_d13():
     assert [r for r, _ in row.differences] == ["d9", "d13"]
     row = compare(PINNED, _show("manylinux_2_28_x86_64"), _report("manylinux_2_28_x86_64", passed=False))
     assert row.unexplained  # a FAIL with no error finding: nothing explains it
+
+
+def test_compare_names_whole_wheel_and_instruction_errors_d24_d25():
+    """A FAIL auditwheel's tags do not explain, on a rule it has no counterpart of: the WHEEL file's Tag lines
+    (datatable 1.1.0 says linux_x86_64 under a manylinux name) or instructions beyond the level claimed."""
+    tags = Finding("wheel-metadata", "error", None, "WHEEL Tag linux_x86_64 is not a tag of the file name")
+    isa = Finding("isa-instructions", "error", "w/x.so", "vpaddd needs x86-64-v3; the ISA note claims x86-64-v2")
+    row = compare(PINNED, _show("manylinux_2_28_x86_64"),
+                  _report("manylinux_2_28_x86_64", passed=False, findings=[tags, isa]))
+    assert [r for r, _ in row.differences] == ["d24", "d25"] and row.false_fail and not row.unexplained
+
+
+def test_the_summary_counts_each_wheel_once():
+    same = compare(PINNED, _show("manylinux_2_28_x86_64"), _report("manylinux_2_28_x86_64"))
+    crash = compare(PINNED, {"exit": 1, "error": "ELFError", "show": None}, _report("manylinux_2_28_x86_64"))
+    driver = compare(PINNED, _show("linux_x86_64", {"libcuda.so.1": None}), _report("manylinux_2_28_x86_64"))
+    stack = compare(PINNED, _show("manylinux_2_28_x86_64"), _report("manylinux_2_28_x86_64", passed=False, findings=[
+        Finding("executable-stack", "error", "w/x.so", "asks for an executable stack")]))
+    lost = compare(PINNED, _show("manylinux_2_28_x86_64"), _report("manylinux_2_28_x86_64", passed=False))
+    s = summary_record([same, crash, driver, stack, lost], ["skipped.whl"])
+    assert (s["compared"], s["skipped"], s["agree"], s["auditwheel_failed"], s["documented"], s["unexplained"]) == (
+        5, 1, 1, 1, 2, 1)
+    assert s["fails_by_design"] == [{"wheel": PINNED.filename, "rows": ["d13"]}]
+    assert s["auditwheel"] == "6.8.2" and re.fullmatch(r"\d{4}-\d{2}-\d{2}", s["date"])
