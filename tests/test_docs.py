@@ -72,3 +72,32 @@ def test_one_flag_vocabulary_across_commands():
     assert {"-o/--output", "-q/--quiet", "--env"} <= table["wheelcheck conflicts"]
     assert {"-o/--output", "-q/--quiet", "--env"} <= table["wheelcheck compat"]
     assert {"-o/--output", "-q/--quiet"} <= table["wheelcheck audit"] & table["wheelcheck sbom"]
+
+
+def _doc_figures():
+    sys.path.insert(0, str(ROOT / "tools"))
+    import doc_figures
+
+    return doc_figures
+
+
+def test_the_differential_figures_add_up_and_name_rows_that_exist():
+    """corpus/differential-summary.json, which README.md and docs/differences.md quote: every compared wheel is
+    counted once, the run covers no more wheels than the listing pins, and each by-design FAIL names a row."""
+    figures = _doc_figures()
+    s = figures.differential_summary()
+    assert s["agree"] + s["auditwheel_failed"] + s["documented"] + s["unexplained"] == s["compared"]
+    assert s["compared"] + s["skipped"] <= figures.pinned_wheels()
+    assert len(s["fails_by_design"]) <= s["documented"]
+    anchors = set(re.findall(r'<a id="([^"]+)"></a>', (ROOT / "docs" / "differences.md").read_text(encoding="utf-8")))
+    assert {row for f in s["fails_by_design"] for row in f["rows"]} <= anchors
+
+
+def test_a_block_the_generator_does_not_know_is_an_error():
+    figures = _doc_figures()
+    try:
+        figures.fill("a <!-- generated: no-such-figure -->x<!-- end --> b", "docs/x.md")
+    except SystemExit as exc:
+        assert "docs/x.md" in str(exc) and "no-such-figure" in str(exc)
+    else:
+        raise AssertionError("an unknown block was filled")

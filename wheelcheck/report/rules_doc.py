@@ -33,7 +33,7 @@ def render_markdown() -> str:
            "is there a real machine on which a wheel with this finding fails to install or load? Only then "
            "does a rule lower the tag (or, for rules that do not judge the tag, fail the audit); otherwise it "
            "warns. Verdict differences from auditwheel are listed in "
-           "[differences.md](differences.md) with the evidence.", ""]
+           "[differences.md](differences.md) with their reasons.", ""]
     groups: dict[str, list[dict]] = {}
     for rule in table["rules"]:
         groups.setdefault(rule["group"], []).append(rule)
