@@ -93,6 +93,21 @@ def test_the_differential_figures_add_up_and_name_rows_that_exist():
     assert {row for f in s["fails_by_design"] for row in f["rows"]} <= anchors
 
 
+def test_figures_from_data_are_written_only_by_the_generator():
+    """The differential's counts appear in README.md and docs/ only inside generated blocks, and every block names
+    a figure the generator knows."""
+    figures = _doc_figures()
+    s = figures.differential_summary()
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = page.read_text(encoding="utf-8")
+        assert set(figures.names_blocks(text)) <= set(figures.BLOCKS), page.name
+        outside = figures.BLOCK.sub("", text)
+        for count in (s["compared"], s["agree"]):
+            assert not re.search(rf"\b{count}\b", outside), f"{page.name} gives {count} by hand"
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert {"differential", "policies", "report-screen"} <= set(figures.names_blocks(readme))
+
+
 def test_a_block_the_generator_does_not_know_is_an_error():
     figures = _doc_figures()
     try:
