@@ -130,3 +130,14 @@ def files_but_sbom(zf) -> set[str]:
     """A wheel's file members, less wheelcheck's SBOM: to compare with auditwheel's output, which carries
     an SBOM only when a package manager owns a grafted library (docs/differences.md R9)."""
     return {n for n in zf.namelist() if not n.endswith("/") and not n.endswith(".dist-info/sboms/wheelcheck.cdx.json")}
+
+
+def source_copy(dest: Path) -> Path:
+    """The project's source as a checkout holds it, copied to ``dest``: ``python -m build`` writes
+    wheelcheck.egg-info and build/ into the tree it builds, so two builds of the one tree at once (tests on two
+    workers) trip over each other."""
+    import shutil
+
+    shutil.copytree(ROOT, dest, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"))
+    return dest

@@ -14,7 +14,7 @@ import sys
 import tarfile
 import zipfile
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, source_copy
 
 
 LICENSE_FILES = ("LICENSE", "NOTICE")
@@ -60,8 +60,8 @@ def test_metadata_names_the_project_pages():
 
 
 def test_sdist_carries_license_files(tmp_path):
-    subprocess.run([sys.executable, "-m", "build", "--sdist", "-o", str(tmp_path), str(ROOT)], check=True,
-                   capture_output=True, text=True, timeout=600)
+    subprocess.run([sys.executable, "-m", "build", "--sdist", "-o", str(tmp_path), str(source_copy(tmp_path / "src"))],
+                   check=True, capture_output=True, text=True, timeout=600)
     (sdist,) = tmp_path.glob("wheelcheck-*.tar.gz")
     with tarfile.open(sdist) as tar:
         top = tar.getnames()[0].split("/", 1)[0]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, source_copy
 
 yaml = pytest.importorskip("yaml")
 WORKFLOW = ROOT / ".github" / "workflows" / "release.yml"
@@ -55,9 +55,10 @@ def test_the_workflow_builds_checks_and_publishes_on_a_tag():
 
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("release") / "dist"
-    subprocess.run([sys.executable, "-m", "build", "-o", str(out), str(ROOT)], check=True, capture_output=True,
-                   text=True, timeout=600)
+    here = tmp_path_factory.mktemp("release")
+    out = here / "dist"
+    subprocess.run([sys.executable, "-m", "build", "-o", str(out), str(source_copy(here / "src"))], check=True,
+                   capture_output=True, text=True, timeout=600)
     return out
 
 
