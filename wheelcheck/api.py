@@ -13,14 +13,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from wheelcheck.audit.audit_options import AuditOptions
 from wheelcheck.audit.file_analyses import analyse_file
-from wheelcheck.audit.verdict import assess
+from wheelcheck.audit.verdict import assess, finding_order
 from wheelcheck.errors import UsageError, WheelcheckError
 from wheelcheck.wheel.parallel_wheels import map_wheels
 from wheelcheck.audit.suppression import suppress
 from wheelcheck.policy.policy_loader import load_policy_file, refuse_standard_names
 from wheelcheck.policy.policy_model import PolicySet
 from wheelcheck.policy.registry import bundled_policies
-from wheelcheck.audit.findings import AuditReport, WheelReport
+from wheelcheck.audit.findings import AuditReport, WheelReport, reaches
+from wheelcheck.audit.variant_release import release_findings
 from wheelcheck.sbom.wheel_sbom import wheel_bill_of_materials
 from wheelcheck.wheel.scanner import scan_wheel
 from wheelcheck.wheel.wheel_model import WheelModel
@@ -114,14 +115,25 @@ def audit_wheels(paths: str | Path | Iterable[str | Path], options: AuditOptions
     core), each reporting its progress as it ends."""
     wheels = expand_paths(_listed(paths))
     if len(wheels) <= 1 or options.jobs == 1:
-        return AuditReport([audit_wheel(p, options, progress) for p in wheels], fail_on=options.fail_on)
+        reports = [audit_wheel(p, options, progress) for p in wheels]
+    else:
+        def done(i: int, report: WheelReport) -> None:  # from other processes: a wheel's progress is its end
+            if progress:
+                progress(wheels[i].name, 1, 1)
 
-    def done(i: int, report: WheelReport) -> None:  # from other processes: a wheel's progress is its end
-        if progress:
-            progress(wheels[i].name, 1, 1)
+        reports = map_wheels(partial(audit_wheel, options=options), wheels, options.jobs, done)
+    _judge_release(reports, options)
+    return AuditReport(reports, fail_on=options.fail_on)
 
-    return AuditReport(map_wheels(partial(audit_wheel, options=options), wheels, options.jobs, done),
-                       fail_on=options.fail_on)
+
+def _judge_release(reports: list[WheelReport], options: AuditOptions) -> None:
+    """The variant wheels of each release against each other and the index's variants.json (PEP 825): what
+    one wheel's audit cannot see, added to the wheels it concerns."""
+    for i, findings in release_findings(reports, options.variants).items():
+        report = reports[i]
+        report.findings = sorted(report.findings + findings, key=finding_order)
+        report.passed = not reaches(report.findings, options.fail_on)
+        suppress(report, options.suppressions, options.fail_on)
 
 
 def audit_wheel(path: str | Path, options: AuditOptions, progress: WheelProgress | None = None) -> WheelReport:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from wheelcheck.audit.findings import SEVERITIES
 from wheelcheck.elf.elf_info import ElfInfo
@@ -16,6 +17,7 @@ from wheelcheck.audit.suppression import Suppressions
 from wheelcheck.errors import UsageError
 from wheelcheck.policy.policy_model import Policy, PolicySet
 from wheelcheck.policy.registry import bundled_policies
+from wheelcheck.wheel.variant_metadata import VariantsIndex, read_variants_index
 
 __all__ = ["AuditOptions", "as_tuple", "PYPI_SIZE_LIMIT"]
 
@@ -39,8 +41,16 @@ class AuditOptions:
     # more with no CPU check is an isa-instructions error
     isa_claim: tuple[int, str] | None = None
     suppressions: Suppressions = field(default_factory=Suppressions)  # ignore, per-file-ignores, a baseline
+    # the index's {name}-{version}-variants.json (--variants-json; a path is read): the variant wheels are checked
+    # against it
+    variants_index: VariantsIndex | str | Path | None = None
     # what was found on lib_path for the wheel being judged: filled per wheel, never by the caller
     external: Mapping[str, ElfInfo] = field(default_factory=dict)
+
+    @property
+    def variants(self) -> VariantsIndex | None:
+        """``variants_index`` as read (a path given is read when the options are made)."""
+        return self.variants_index if isinstance(self.variants_index, VariantsIndex) else None
 
     def __post_init__(self) -> None:
         as_tuple(self, "exclude", "lib_path")
@@ -48,6 +58,8 @@ class AuditOptions:
             raise UsageError(repr(self.cxx_abi), "--cxx-abi must be 'old' or 'new'")
         if self.fail_on not in SEVERITIES:
             raise UsageError(repr(self.fail_on), "--fail-on must be 'error', 'warning' or 'info'")
+        if isinstance(self.variants_index, (str, Path)):
+            object.__setattr__(self, "variants_index", read_variants_index(self.variants_index))
         if self.jobs is not None and self.jobs < 1:
             raise UsageError(repr(self.jobs), "--jobs must be at least 1")
         if self.isa_claim is not None and self.isa_claim[0] not in (1, 2, 3, 4):

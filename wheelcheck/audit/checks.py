@@ -23,6 +23,7 @@ from wheelcheck.audit.preloaded_libraries import check_preloaded
 from wheelcheck.audit.unsafe_loading import check_loading
 from wheelcheck.audit.runtime_deps import check_runtime_deps
 from wheelcheck.audit.vendored_licenses import check_vendored_licenses
+from wheelcheck.audit.variant_properties import check_variant_properties
 from wheelcheck.audit.findings import Finding
 
 __all__ = ["CheckContext", "Check", "Fact", "CHECKS"]
@@ -32,4 +33,4 @@ Check = Callable[[CheckContext], Iterable[Finding | Fact]]
 # The checks run on every audit, in order.
 CHECKS: tuple[Check, ...] = (check_cxx_abi, check_exposure, check_runtime_deps, check_loading, check_layout,
                              check_excluded, check_preloaded, check_data_twins, check_libc_vendored,
-                             check_vendored_licenses, check_isa_code)
+                             check_vendored_licenses, check_isa_code, check_variant_properties)

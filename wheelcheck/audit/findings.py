@@ -18,9 +18,9 @@ __all__ = ["Finding", "FileReport", "WheelReport", "AuditReport", "Relaxation", 
            "SCHEMA_MINOR", "reaches", "rule_why", "WheelSummary", "summarize"]
 
 SCHEMA_VERSION = 2  # bumped on a change that is not an addition
-SCHEMA_MINOR = 8  # bumped on each addition: 1 added the wheels' components (bill of materials), 2 the dlopen status
+SCHEMA_MINOR = 9  # bumped on each addition: 1 added the wheels' components (bill of materials), 2 the dlopen status
 # fallback, 3 the dlopen status no-loader, 4 required_met, 5 relaxed_by, 6 each wheel's suppressed findings, 7 the
-# components' licenses, 8 each x86-64 file's isa_code
+# components' licenses, 8 each x86-64 file's isa_code, 9 each wheel's variant and each file's gpu_code
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,7 @@ class FileReport:
     exposure: dict[str, Any] | None = None  # {exports, beyond_init, gnu_unique, families, top_groups}
     runtime_libraries: list[dict[str, str]] = field(default_factory=list)  # [{soname, status}] dlopen candidates
     isa_code: dict[str, Any] | None = None  # x86-64: the level the instructions need (elf/isa_scan.py IsaScan)
+    gpu_code: dict[str, Any] | None = None  # the CUDA device code of its fatbins (elf/fatbin_scan.py GpuCode)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -62,6 +63,9 @@ class WheelReport:
     versioned_symbols: dict[str, list[str]] = field(default_factory=dict)
     external_libs: list[str] = field(default_factory=list)
     cxx_abi: str | None = None  # the wheel's libstdc++ string ABI: none, old, new or mixed
+    # PEP 825: its label, what its variant metadata says and each property judged (audit/variant_properties.py);
+    # None for a non-variant wheel
+    variant: dict[str, Any] | None = None
     files: list[FileReport] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     components: list[dict[str, Any]] = field(default_factory=list)  # the bill of materials (sbom/), as JSON objects

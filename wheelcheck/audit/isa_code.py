@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 from wheelcheck.audit.check_context import CheckContext, Fact
 from wheelcheck.audit.findings import Finding
+from wheelcheck.audit.variant_properties import variant_isa_claim
 from wheelcheck.elf.elf_info import ElfInfo
 
 __all__ = ["check_isa_code", "claimed_level"]
@@ -25,14 +26,14 @@ _FIX = ("build for the claimed level (-march=x86-64 for the baseline; the manyli
 
 
 def claimed_level(ctx: CheckContext, elf: ElfInfo) -> tuple[int, str] | None:
-    """The level the wheel claims for this file explicitly, and who claims it: an option or variant property
-    (``isa_claim`` of the options), else the file's own ISA note."""
+    """The level the wheel claims for this file explicitly, and who claims it: an option (``isa_claim`` of the
+    options), else the lower of the wheel's ``x86_64 :: level`` variant property and the file's own ISA note."""
     claim = getattr(ctx.options, "isa_claim", None)
     if claim is not None:
         return claim
-    if elf.isa_level:
-        return elf.isa_level, "its ISA note"
-    return None
+    claims = [c for c in (variant_isa_claim(ctx.model), (elf.isa_level, "its ISA note") if elf.isa_level else None)
+              if c is not None]
+    return min(claims, key=lambda c: c[0], default=None)
 
 
 def check_isa_code(ctx: CheckContext) -> Iterator[Finding | Fact]:

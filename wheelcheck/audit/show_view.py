@@ -31,23 +31,26 @@ class ShowView:
     external_libs_newest: dict[str, str | None] = field(default_factory=dict)  # vs the least compatible one
     policy_upgrades: dict[str, dict] = field(default_factory=dict)  # tag -> libs_to_eliminate, blacklisted_symbols
     symbols_limit: bool = False  # the symbol versions alone keep the tag below the most compatible policy
+    variant: dict | None = None  # a variant wheel's label and properties judged (WheelReport.variant); auditwheel
+    # reads no variant wheel, so its document gains the key for these only
 
     def as_auditwheel_json(self) -> dict:
         """The document ``auditwheel show --json`` (6.8.2) prints, key for key."""
+        variant = {} if self.variant is None else {"variant": self.variant}
         if self.pure:
-            return {"version": 1, "wheel": self.wheel, "pure": True}
+            return {"version": 1, "wheel": self.wheel, "pure": True, **variant}
         return {
             "version": 1, "wheel": self.wheel, "pure": False, "overall_tag": self.overall_tag,
             "sym_tag": self.sym_tag, "pyfpe": self.pyfpe, "ucs2": self.ucs2,
             "unsupported_isa": self.unsupported_isa, "versioned_symbols": self.versioned_symbols,
-            "external_libs": self.external_libs, "policy_upgrades": self.policy_upgrades,
+            "external_libs": self.external_libs, "policy_upgrades": self.policy_upgrades, **variant,
         }
 
 
 def show_view(judgement: Judgement, options: AuditOptions) -> ShowView:
     report = judgement.report
     if report.pure:
-        return ShowView(report.filename, pure=True)
+        return ShowView(report.filename, pure=True, variant=report.variant)
     arch, policies, constraints = judgement.arch, judgement.policies, judgement.constraints
     assert arch is not None and report.deserved_tag is not None, "a judged binary wheel has both"
     by_tag = {p.tag(arch): p for p in policies}
@@ -86,6 +89,7 @@ def show_view(judgement: Judgement, options: AuditOptions) -> ShowView:
         external_libs_newest=external(real[-1] if real else policies[-1]),
         policy_upgrades=upgrades,
         symbols_limit=sym.priority < policies[0].priority,
+        variant=report.variant,
     )
 
 

@@ -20,8 +20,10 @@ from wheelcheck.policy.policy_model import Policy, PolicySet, glibc_of_tag
 from wheelcheck.audit.findings import FileReport, Finding, WheelReport, reaches
 from wheelcheck.audit.package_findings import package_findings
 from wheelcheck.audit.python_abi import python_abi_findings
+from wheelcheck.audit.variant_findings import variant_metadata_findings
+from wheelcheck.audit.variant_properties import pure_variant
 
-__all__ = ["Judgement", "assess", "judge", "libc_of_elf", "wheel_platform", "apply_rule_settings"]
+__all__ = ["Judgement", "assess", "judge", "libc_of_elf", "wheel_platform", "apply_rule_settings", "finding_order"]
 
 
 @dataclass(frozen=True)
@@ -46,10 +48,13 @@ def assess(model: WheelModel, options: AuditOptions) -> Judgement:
     report = WheelReport(filename=model.filename, claimed_tags=[t for t in model.platforms])
     _check_record(model, report)
     report.findings += package_findings(model, options)
+    report.findings += variant_metadata_findings(model)
     report.findings += python_abi_findings(model)  # the Python and ABI tags against the extension modules
     report.findings += _odd_members(model)
     if not model.elves:
         report.pure = True
+        report.variant, unverified = pure_variant(model)
+        report.findings += unverified
         if model.linux_platforms:  # a claim nothing in the wheel can break, but a claim all the same
             arch, libc = wheel_platform(model)
             target = _target(model, options.policies, arch, libc, _asked(model, options, arch, libc))
@@ -104,16 +109,22 @@ def assess(model: WheelModel, options: AuditOptions) -> Judgement:
             else:
                 report.findings.extend(apply_rule_settings(item, context.policy.rules))
     report.cxx_abi = facts.get(None, {}).get("cxx_abi")
+    report.variant = facts.get(None, {}).get("variant")
     report.versioned_symbols = _versioned_symbols(elves, options, resolution, policies, arch)
     report.external_libs = sorted({c.key[0] for c in constraints
                                    if c.rule == "external-library" and not c.allows(policies[0])})
     report.files = [_file_report(e, facts.get(e.path, {})) for e in elves]
-    report.findings.sort(key=lambda f: (f.file or "", _SEVERITY_ORDER[f.severity], f.rule, f.message))
+    report.findings.sort(key=finding_order)
     report.passed = not reaches(report.findings, options.fail_on)
     return Judgement(report, arch, tuple(policies), tuple(constraints), verdict, target, analyses)
 
 
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+def finding_order(finding: Finding) -> tuple:
+    """How a report lists its findings: by file, errors first, then by rule and message."""
+    return finding.file or "", _SEVERITY_ORDER[finding.severity], finding.rule, finding.message
 
 
 def _tag(policy: Policy, arch: str) -> str:
@@ -356,7 +367,7 @@ def _file_report(elf: ElfInfo, facts: Mapping[str, Any]) -> FileReport:
         runpath=list(elf.runpath), is_extension=elf.is_extension, versioned_symbols=elf.versioned_symbols(),
         isa_level=elf.isa_level, exported_symbols=exposure.get("exports", 0), cxx_abi=facts.get("cxx_abi"),
         exposure=facts.get("exposure"), runtime_libraries=list(facts.get("runtime_libraries", ())),
-        isa_code=facts.get("isa_code"))
+        isa_code=facts.get("isa_code"), gpu_code=elf.gpu_code.to_dict() if elf.gpu_code else None)
 
 
 def _odd_members(model: WheelModel) -> list[Finding]:

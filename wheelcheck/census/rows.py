@@ -8,9 +8,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from packaging.utils import InvalidWheelFilename, parse_wheel_filename
-
 from wheelcheck.audit.findings import WheelReport
+from wheelcheck.wheel.wheel_filename import InvalidWheelFilename, parse_wheel_filename
 from wheelcheck.wheel.wheel_model import WheelModel
 
 __all__ = ["AuditRows", "error_rows", "report_rows"]
@@ -20,10 +19,10 @@ AuditRows = dict[str, list[dict[str, Any]]]  # {"wheels": [one row], "findings":
 
 def _name_version(filename: str) -> tuple[str | None, str | None, list[str]]:
     try:
-        name, version, _build, tags = parse_wheel_filename(filename)
+        parsed = parse_wheel_filename(filename)
     except InvalidWheelFilename:
         return None, None, []
-    return str(name), str(version), sorted(str(t) for t in tags)
+    return str(parsed.name), str(parsed.version), sorted(str(t) for t in parsed.tags)
 
 
 def _wheel_row(identity: dict[str, Any], report: WheelReport | None, error: str | None) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from typing import Any
 from wheelcheck.census.fetch import FetchError, Origin, fetch, on_origin, origin_of
 from wheelcheck.errors import UsageError, WheelcheckError
 from wheelcheck.wheel.record import file_sha256
+from wheelcheck.wheel.wheel_filename import platform_component
 
 __all__ = ["KNOWN_FILE_ORIGINS", "PageError", "PageLimits", "WheelSource", "expand_sources", "file_origins_of", "is_url",
            "linux_or_pure", "source_key"]
@@ -92,7 +93,7 @@ def is_url(text: str) -> bool:
 
 def linux_or_pure(filename: str) -> bool:
     """Is this wheel file name one a Linux audit is about (a linux platform tag, or ``any``)?"""
-    platform = filename[:-4].rsplit("-", 1)[-1] if filename.endswith(".whl") else ""
+    platform = platform_component(filename)
     return any("linux" in p or p == "any" for p in platform.split("."))
 
 

@@ -31,6 +31,7 @@ from wheelcheck.cli.common import (
 )
 from wheelcheck.config import Settings, known_rules, relaxations, suppressions_of
 from wheelcheck.errors import WheelcheckError
+from wheelcheck.wheel.variant_metadata import read_variants_index
 from wheelcheck.report.audit_json import render_audit_json
 from wheelcheck.report.audit_text import render_audit_text
 from wheelcheck.report.escaping import json_text
@@ -65,6 +66,7 @@ def audit_command(
     per_file_ignores: Annotated[Optional[list[str]], typer.Option("--per-file-ignores", metavar="GLOB:RULES", help="Suppress these rules (comma-separated) in members matching GLOB (repeatable). Replaces [tool.wheelcheck] per-file-ignores.")] = None,
     baseline: Annotated[Optional[Path], typer.Option("--baseline", help="Suppress the findings this baseline file lists: known ones pass, new ones fail.")] = None,
     write_baseline: Annotated[Optional[Path], typer.Option("--write-baseline", help="Write the warnings and errors of this audit to this baseline file, and exit 0.")] = None,
+    variants_json: Annotated[Optional[Path], typer.Option("--variants-json", metavar="FILE", help="Check the variant wheels against the index's {name}-{version}-variants.json of their release (PEP 825).")] = None,
 ) -> None:
     """Judge each wheel against the policies. Exit status: 0 all pass, 1 a wheel fails, 2 bad input."""
     verbose = _verbosity(ctx, verbose)
@@ -87,7 +89,8 @@ def audit_command(
                                cxx_abi=_value(cxx_abi), fail_on=settings["fail-on"],
                                isa_check=not disable_isa_ext_check, any_platform_tag=settings["any-platform-tag"],
                                max_wheel_size=settings["max-wheel-size"], isa_claim=_isa_claim(settings),
-                               suppressions=_suppressions(settings, writing_baseline=write_baseline is not None))
+                               suppressions=_suppressions(settings, writing_baseline=write_baseline is not None),
+                               variants_index=read_variants_index(variants_json) if variants_json else None)
         with terminal_progress(fmt is AuditFormat.text and not quiet) as progress:
             report = audit_wheels(paths, options, progress)
     except WheelcheckError as exc:

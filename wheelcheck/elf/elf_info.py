@@ -9,6 +9,7 @@ from itertools import compress
 from typing import NamedTuple
 from collections.abc import Iterable
 
+from wheelcheck.elf.fatbin_scan import GpuCode
 from wheelcheck.elf.isa_scan import IsaScan
 
 __all__ = ["ElfInfo", "Symbol", "SymbolTable", "VersionNeed", "EXPORT_BINDS", "EXPORT_VISIBILITIES", "mask_and",
@@ -196,6 +197,7 @@ class ElfInfo:
     isa_level: int | None = None  # x86-64 microarchitecture level (2, 3, 4) from the GNU property note
     isa_problem: str | None = None
     isa_code: IsaScan | None = None  # x86-64: the level the instructions need (isa_scan.py)
+    gpu_code: GpuCode | None = None  # the CUDA device code of its fatbins (fatbin_scan.py); None when it has none
     textrel: bool = False
     # with textrel: how many relocations (R_*_NONE aside) patch a non-writable segment; None when not told
     text_relocations: int | None = None

@@ -30,6 +30,7 @@ from wheelcheck.elf._kept_bytes import FILE_PIECE, WINDOW, Reread, SparseFile, p
 from wheelcheck.elf._string_scan import SpanScanner
 from wheelcheck.elf.arch import arch_of, x86_isa_level
 from wheelcheck.elf.elf_info import ElfInfo, SymbolTable, VersionNeed, mask_and
+from wheelcheck.elf.fatbin_scan import FatbinScanner, GpuCode
 from wheelcheck.elf.isa_scan import GuardScanner, IsaScan, function_starts, plan_slices, scan_code, symbol_guard
 from wheelcheck.elf.section_bounds import BOUND_PREFIXES, relocated_bounds
 from wheelcheck.elf.text_relocations import RELOCATION_TAGS, count_text_relocations
@@ -163,6 +164,7 @@ class _Summary:
         self.header: dict | None = None
         self.phdrs: list[tuple[int, int, int, int, int, int]] | None = None
         self.scanners: list[SpanScanner] = []  # sorted by start, disjoint
+        self.fatbins: list[FatbinScanner] = []  # over the same read-only spans: CUDA device code
         self.versions: VersionScanner | None = None
         self._next_scanner = 0  # scanners before this one have ended before the bytes arriving now
         self._early: _EarlyTables | None = None
@@ -180,16 +182,20 @@ class _Summary:
     def passed(self, piece: bytes, at: int) -> None:
         """``piece`` (file bytes from ``at``) has gone by: search it, and read the headers once they are in."""
         # the scanners as they were before this piece: those _read_headers makes now have searched it already
-        scanners, versions = self.scanners, self.versions
+        scanners, versions, fatbins = self.scanners, self.versions, self.fatbins
         if self.phdrs is None:
             self._read_headers()
-        self._feed(scanners, versions, piece, at)
+        self._feed(scanners, versions, piece, at, fatbins)
         if not self._early_checked and self.phdrs is not None:
             self._maybe_read_tables_now()
 
-    def _feed(self, scanners: list[SpanScanner], versions: VersionScanner | None, piece: bytes, at: int) -> None:
+    def _feed(self, scanners: list[SpanScanner], versions: VersionScanner | None, piece: bytes, at: int,
+              fatbins: list[FatbinScanner]) -> None:
         """Search ``piece`` with the scanners whose spans it reaches (a few, however many segments there are)."""
         end = at + len(piece)
+        for fatbin in fatbins:
+            if fatbin.start < end and at < fatbin.end:
+                fatbin.feed(piece, at)
         i = self._next_scanner
         while i < len(scanners) and scanners[i].end <= at:
             i += 1
@@ -296,8 +302,10 @@ class _Summary:
                                                                                      [(sections[0], sum(sections))]):
                 sparse.keep(*span)
         loads = [(flags, offset, filesz) for ptype, flags, offset, _v, filesz, _a in self.phdrs if ptype == PT_LOAD]
-        self.scanners = [SpanScanner(_soname_matches, start, end, _MAX_SONAME_STRINGS)
-                         for start, end in file_ranges(_read_only(loads), sparse.size)]
+        read_only = file_ranges(_read_only(loads), sparse.size)
+        self.scanners = [SpanScanner(_soname_matches, start, end, _MAX_SONAME_STRINGS) for start, end in read_only]
+        if self.header["endian"] == "<":  # the fatbin format is little-endian: NVIDIA's hosts are
+            self.fatbins = [FatbinScanner(start, end) for start, end in read_only]
         data_spans = file_ranges(_data_spans(loads), sparse.size)
         self.versions = VersionScanner(data_spans)
         passed = sparse.position  # the bytes that passed before the headers were known: searched now
@@ -305,7 +313,7 @@ class _Summary:
         at = max(min(starts, default=passed), 0)
         if at < passed:
             for piece in sparse.pieces(at, passed):
-                self._feed(self.scanners, self.versions, piece, at)
+                self._feed(self.scanners, self.versions, piece, at, self.fatbins)
                 at += len(piece)
 
     def finish(self) -> ElfInfo:
@@ -364,6 +372,7 @@ class _Summary:
             arch=arch, arch_problem=arch_problem, interpreter=interpreter, isa_level=isa_level,
             isa_problem=isa_problem, gnu_stack=gnu_stack, exec_stack=exec_stack,
             soname_strings=tuple(sorted(name.decode("ascii") for name in found)),
+            gpu_code=_gpu_code(self.fatbins),
             version_strings=self.versions.result() if self.versions is not None else (),
             sha256=self.sha256() if self.sha256 is not None else "",
         )
@@ -416,6 +425,15 @@ class _Summary:
                     if off < self.sparse.size]
         except (ElfFormatError, *_PARSE_ERRORS):
             return []
+
+
+def _gpu_code(fatbins: list[FatbinScanner]) -> GpuCode | None:
+    """The device code all the read-only spans' fatbins carry, as one summary (None: no fatbin)."""
+    found = [code for code in (f.result() for f in fatbins) if code is not None]
+    if not found:
+        return None
+    return GpuCode(tuple(sorted({image for code in found for image in code.images})),
+                   sum(code.containers for code in found))
 
 
 def _eh_frame_hdr(phdrs, size: int) -> list[tuple[int, int]]:

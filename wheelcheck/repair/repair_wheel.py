@@ -22,8 +22,6 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from packaging.utils import parse_wheel_filename
-
 from wheelcheck.audit.audit_options import AuditOptions
 from wheelcheck.audit.findings import WheelReport
 from wheelcheck.audit.runtime_deps import drivers_of
@@ -46,6 +44,7 @@ from wheelcheck.repair.retag import added_platforms, removed_platforms, retag_fi
 from wheelcheck.wheel.library_resolution import resolve
 from wheelcheck.wheel.package_checks import rewritten
 from wheelcheck.wheel.scanner import Progress, scan_reader
+from wheelcheck.wheel.wheel_filename import parse_wheel_filename, platform_component
 from wheelcheck.wheel.wheel_model import WheelModel
 from wheelcheck.wheel.wheel_reader import WheelReader
 from wheelcheck.sbom.wheel_sbom import embedded_licenses, repaired_wheel_sbom, sbom_member
@@ -95,7 +94,7 @@ def repair_wheel(path: str | Path, options: RepairOptions, progress: Progress | 
         def build(plan: RepairPlan, workdir: str) -> tuple[Changes, str, WheelModel, Hidden | None]:
             changes = apply_plan(plan, source, located, workdir, strip=_strip(model, options))
             changes, filename, wheel_text = _retagged(source, model, changes, add, remove)
-            tags = parse_wheel_filename(filename)[3]
+            tags = parse_wheel_filename(filename).tags
             final = repaired_model(model, plan, changes, filename, tags)
             final = replace(final, package_problems=rewritten(model.package_problems, f"{source.dist_info}/WHEEL",
                                                                    wheel_text, tags))
@@ -376,7 +375,7 @@ def _repaired(outcome: RepairOutcome, out_path: Path, filename: str, after: Whee
               plan: RepairPlan, hidden: Hidden | None, licensing: Licensing) -> RepairOutcome:
     outcome.output = str(out_path)
     outcome.deserved_tag = after.deserved_tag
-    outcome.platform_tags = filename[: -len(".whl")].rpartition("-")[2].split(".")
+    outcome.platform_tags = platform_component(filename).split(".")
     outcome.findings = list(after.findings)
     outcome.copied_members, outcome.written_members = stats.copied, stats.written
     outcome.metadata_version_raised = licensing.raised_from

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from wheelcheck.wheel.wheel_filename import platform_component, with_platforms
 from wheelcheck.wheel.wheel_model import split_platform
 from wheelcheck.policy.policy_model import Policy
 
@@ -41,11 +42,10 @@ def removed_platforms(current: list[str], arch: str, verdict: Policy, policy_of,
 
 
 def retag_filename(filename: str, add: list[str], remove: set[str]) -> str:
-    stem = filename[: -len(".whl")] if filename.endswith(".whl") else filename
-    prefix, _, platforms = stem.rpartition("-")
-    kept = [p for p in sorted(set(platforms.split("."))) if p not in remove]
-    tags = list(dict.fromkeys(kept + add))
-    return f"{prefix}-{'.'.join(sorted(tags))}.whl"
+    """The file name with the platforms of ``add`` and without those of ``remove``; a variant label (PEP 825)
+    stays last, as it was."""
+    kept = [p for p in sorted(set(platform_component(filename).split("."))) if p not in remove]
+    return with_platforms(filename, sorted(dict.fromkeys(kept + add)))
 
 
 def retag_wheel_text(text: str, add: list[str], remove: set[str]) -> str:

@@ -16,7 +16,7 @@ from wheelcheck.report.escaping import inert_lines
 from wheelcheck.report.finding_lines import group_lines
 from wheelcheck.report.text_lines import SEVERITY_STYLE, Line, plural
 
-__all__ = ["render_audit_text", "verdict_words"]
+__all__ = ["render_audit_text", "verdict_words", "variant_line"]
 
 
 def render_audit_text(report: AuditReport, *, verbosity: int = 0) -> list[Line]:
@@ -105,6 +105,8 @@ def _summary(wheel: WheelReport, with_info: bool) -> list[Line]:
         head += f" in {plural(s.groups, 'group')}"
     time = f" in {s.seconds:.2f} s" if s.seconds is not None else ""
     out = [Line(f"  summary: {head}; {plural(s.elf_files, 'ELF file')} audited{time}", "bold")]
+    if wheel.variant is not None:
+        out.append(Line(f"  {variant_line(wheel.variant)}", "dim"))
     if s.rules:
         out.append(Line("  by rule: " + ", ".join(f"{rule} {n:,}" for rule, n in s.rules.items()), "dim"))
     leaked = ", ".join(f"{name} ({plural(e['symbols'], 'symbol')} in {plural(e['files'], 'file')})"
@@ -115,6 +117,15 @@ def _summary(wheel: WheelReport, with_info: bool) -> list[Line]:
     if wheel.suppressed:
         out.append(Line(f"  suppressed: {suppressed_summary(wheel.suppressed)}", "yellow"))
     return out
+
+
+def variant_line(variant: dict) -> str:
+    """'variant x86_64_v3: x86_64 :: level :: v3 (holds), blas_lapack :: library :: openblas (unverified)'."""
+    props = variant["properties"]
+    if props is None:
+        return f"variant {variant['label']}: its variant metadata does not say what the label means"
+    said = ", ".join(f"{p['property']} ({p['status']})" for p in props)
+    return f"variant {variant['label']}: {said or 'no property'}"
 
 
 def suppressed_summary(suppressed: list) -> str:

@@ -30,8 +30,10 @@ def render_show_text(view: ShowView, *, verbose: int = 0) -> str:
 
     if view.pure:
         para(f"{view.wheel} is a pure wheel: it holds no ELF file, so any platform tag is consistent with it.")
+        _variant(view, para)
         return _end(out)
     para(f'{view.wheel} is consistent with the following platform tag: "{view.overall_tag}".')
+    _variant(view, para)
     linux_only = [
         (view.pyfpe, "This wheel uses the PyFPE_jbuf function, which is not compatible with the manylinux/musllinux "
                      "tags. (see https://www.python.org/dev/peps/pep-0513/#fpectl-builds-vs-no-fpectl-builds)"),
@@ -72,6 +74,20 @@ def render_show_text(view: ShowView, *, verbose: int = 0) -> str:
             for lib, symbols in upgrade["blacklisted_symbols"].items():
                 para(f"From {lib}: " + ", ".join(symbols))
     return _end(out)
+
+
+def _variant(view: ShowView, para) -> None:
+    """A variant wheel's label and what its binaries say of each property (auditwheel reads no such wheel)."""
+    if view.variant is None:
+        return
+    props = view.variant["properties"]
+    if props is None:
+        para(f"It is the variant {view.variant['label']!r} (PEP 825); its variant metadata does not say what the "
+             "label means.")
+        return
+    said = "; ".join(f"{p['property']}: {p['status']}" for p in props) or "no property (the null variant)"
+    para(f"It is the variant {view.variant['label']!r} (PEP 825). Its properties, judged against its binaries: "
+         f"{said}.")
 
 
 def _set(versions: list[str]) -> str:

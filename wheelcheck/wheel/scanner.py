@@ -27,9 +27,10 @@ from wheelcheck.errors import BadElfError, BadWheelError
 from wheelcheck.wheel._read_ahead import ahead
 from wheelcheck.wheel.license_notices import license_notices
 from wheelcheck.wheel.forked import ChildDied, GroupFailed, balanced_groups, can_fork, fork_groups
-from wheelcheck.wheel.wheel_reader import WheelReader, looks_like_shared_object
+from wheelcheck.wheel.wheel_reader import MAX_TEXT_SIZE, WheelReader, looks_like_shared_object
 from wheelcheck.wheel.package_checks import package_problems, record_problems
 from wheelcheck.wheel.record import digest_field
+from wheelcheck.wheel.variant_metadata import VARIANT_JSON, Problem, VariantMetadata, read_variant_json
 from wheelcheck.wheel import _zlib
 
 __all__ = ["scan_wheel", "scan_reader", "Progress", "default_jobs"]
@@ -144,8 +145,22 @@ def scan_reader(reader: WheelReader, jobs: int | None = None, progress: Progress
         links=tuple(links),
         debug_files=tuple(debug_files),
         license_notices=license_notices(reader),
+        variant_label=reader.variant_label,
+        variant=_variant_metadata(reader),
         analyses=tuple(analyses),
     )
+
+
+def _variant_metadata(reader: WheelReader) -> VariantMetadata | None:
+    """The wheel's PEP 825 variant metadata file, read and checked (None when it has none). Bytes that are not
+    UTF-8 JSON are a problem of that file, reported as such, not bad input."""
+    size = reader.file_sizes().get(f"{reader.dist_info}/{VARIANT_JSON}")
+    if size is None:
+        return None
+    if size > MAX_TEXT_SIZE:
+        return VariantMetadata(problems=(Problem("error", f"declares {size} bytes, too many for a metadata file"),),
+                               readable=False)
+    return read_variant_json(bytes(reader.read(f"{reader.dist_info}/{VARIANT_JSON}")), reader.variant_label)
 
 
 def _summarize_all(reader: WheelReader, members: list[ZipInfo], algorithms: list[str], jobs: int,

@@ -11,6 +11,7 @@ from packaging.tags import Tag
 
 from wheelcheck.elf.elf_info import ElfInfo
 from wheelcheck.wheel.license_notices import LicenseNotices
+from wheelcheck.wheel.variant_metadata import VariantMetadata, VariantProperty, flat
 
 __all__ = ["WheelModel", "split_platform", "LEGACY_ALIASES"]
 
@@ -48,6 +49,8 @@ class WheelModel:
     links: tuple[tuple[str, str], ...] = ()  # members stored as symbolic links: (member, the target path they hold)
     debug_files: tuple[str, ...] = ()  # separate debug-information files (objcopy --only-keep-debug): never loaded
     license_notices: LicenseNotices = LicenseNotices()  # the license files it carries and what they name
+    variant_label: str | None = None  # PEP 825: the variant label of its file name; None for a non-variant wheel
+    variant: VariantMetadata | None = None  # what its .dist-info/variant.json says; None when it has none
     # (file, what the scanner's caller made of it as it was read): paired with the very ElfInfo, so that a
     # model whose files were replaced (repair's) never lends a file another's analysis
     analyses: tuple[tuple[ElfInfo, Any], ...] = field(default=(), repr=False, compare=False)
@@ -67,6 +70,14 @@ class WheelModel:
         state = dict(self.__dict__)
         state.pop("_analyses_by_id", None)  # ids mean nothing in another process: rebuilt there on demand
         return state
+
+    @property
+    def variant_properties(self) -> tuple[VariantProperty, ...]:
+        """The properties its variant metadata gives its label (PEP 825); () for a non-variant wheel, the null
+        variant, or metadata that could not be read."""
+        if self.variant_label is None or self.variant is None or not self.variant.readable:
+            return ()
+        return tuple(flat(self.variant.properties_of(self.variant_label) or ()))
 
     @property
     def platforms(self) -> list[str]:

@@ -10,12 +10,11 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from packaging.utils import InvalidWheelFilename, parse_wheel_filename
-
 from wheelcheck.errors import BadWheelError
 from wheelcheck.wheel._zipformat import FLAG_ENCRYPTED, UNICODE_PATH_EXTRA_ID, extra_blocks, lzma_dictionary_size
 from wheelcheck.wheel.member_stream import MEMBER_ERRORS, MemberStream
 from wheelcheck.wheel.record import Record
+from wheelcheck.wheel.wheel_filename import InvalidWheelFilename, parse_wheel_filename
 from wheelcheck.wheel import _zlib
 
 __all__ = ["WheelReader", "MAX_MEMBER_SIZE", "MAX_TOTAL_SIZE", "MAX_RATIO"]
@@ -40,9 +39,11 @@ class WheelReader:
         if not self.path.exists():  # said first: a missing file's name is beside the point
             raise BadWheelError(str(path), "no such file")
         try:
-            self.name, self.version, self.build, self.tags = parse_wheel_filename(self.filename)
+            parsed = parse_wheel_filename(self.filename)
         except InvalidWheelFilename as exc:
             raise BadWheelError(str(path), f"not a wheel filename ({exc})") from None
+        self.name, self.version, self.build, self.tags = parsed.name, parsed.version, parsed.build, parsed.tags
+        self.variant_label = parsed.variant_label  # PEP 825; None for a non-variant wheel
         self._zip = _open_zip(self.path)
         self.members = _checked_members(str(path), self._zip)
         # members a Unix zip tool stored as symbolic links (their data is the target's path); installers write
