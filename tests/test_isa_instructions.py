@@ -249,3 +249,15 @@ def test_a_check_in_another_file_of_the_wheel_makes_it_an_info(build, tmp_path):
 def test_data_among_the_code_is_no_evidence(build):
     found = scan(build, "libdata.so", DATA_IN_CODE, ("-O2",))
     assert found.level == 1 and found.evidence == () and found.undecodable >= 1
+
+
+def test_a_file_named_for_its_instruction_set_is_an_info(build, tmp_path):
+    """astc-encoder-py ships _encoder_avx2.abi3.so beside a baseline module and imports the one the CPU can run."""
+    ext = build.compile_c(extension_source("_enc_avx2", prelude=KERNELS), "_enc_avx2.so", flags=FLAGS["avx2"],
+                          libs=("m",))
+    py = python_tag()
+    wheel = build_wheel(tmp_path, "enc", "1.0", f"{py}-{py}-manylinux_2_17_x86_64",
+                        {"enc/__init__.py": b"", f"enc/_enc_avx2{EXT_SUFFIX}": ext})
+    (finding,) = [f for f in audit(wheel).wheels[0].findings if f.rule == "isa-instructions"]
+    assert finding.severity == "info"
+    assert "its name says the instruction set" in finding.message

@@ -11,12 +11,14 @@ is an info: it runs the newer code only where the CPU has it.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterator
 
 from wheelcheck.audit.check_context import CheckContext, Fact
 from wheelcheck.audit.findings import Finding
 from wheelcheck.audit.variant_properties import variant_isa_claim
 from wheelcheck.elf.elf_info import ElfInfo
+from wheelcheck.elf.isa_scan import named_for_isa
 
 __all__ = ["check_isa_code", "claimed_level"]
 
@@ -60,8 +62,10 @@ def check_isa_code(ctx: CheckContext) -> Iterator[Finding | Fact]:
                           cause=f"runs {level} instructions behind a CPU check",
                           explanation="A dispatcher runs the newer code only where the CPU has the instructions.")
             continue
-        if not claim and (checked is not None or top.instruction.endswith("(SSE3)")):
+        named = named_for_isa(posixpath.basename(elf.path))
+        if not claim and (checked is not None or named or top.instruction.endswith("(SSE3)")):
             why = (f"{checked} of the wheel checks the CPU, which may guard it" if checked is not None else
+                   "its name says the instruction set it is for: the package picks it for the CPU" if named else
                    "SSE3, the oldest part of x86-64-v2, is on every x86-64 CPU made since 2005")
             yield Finding("isa-instructions", "info", elf.path, f"executes {level} instructions with no CPU check in "
                           f"the file ({why}): {top.describe()}",

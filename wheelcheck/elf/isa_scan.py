@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from wheelcheck.elf.x86_length import candidates, step
 
-__all__ = ["IsaEvidence", "IsaScan", "GuardScanner", "plan_slices", "function_starts", "scan_code", "classify",
+__all__ = ["IsaEvidence", "IsaScan", "GuardScanner", "named_for_isa", "plan_slices", "function_starts", "scan_code", "classify",
            "CODE_BUDGET", "SLICES", "DISPATCH_SYMBOLS"]
 
 CODE_BUDGET = 256 << 10  # bytes of code walked per file: all of it up to this, evenly spaced slices beyond
@@ -142,6 +142,12 @@ class GuardScanner:
 
 
 _CPU_CHECK = re.compile(rb"\x0f\xa2|\x0f\x01\xd0")
+
+
+def named_for_isa(name: str) -> bool:
+    """Is ``name`` (a function's, a file's) named for an instruction set (``*_avx2``, ``haswell``, ``.arch_x86_64_v3``):
+    code that a dispatcher picks for the CPU?"""
+    return bool(_ISA_NAMED.search(name))
 
 
 def plan_slices(segments: Sequence[tuple[int, int]], budget: int = CODE_BUDGET,

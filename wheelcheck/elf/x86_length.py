@@ -112,7 +112,7 @@ _LEGACY = (f"(?:{_PREFIX}*\\x66[\\x66{_PREFIX[1:]}*(?:{_REX_W}(?:[\\xb8-\\xbf]{_
 _VEX_IMM8 = _set((0x70, 0x73), 0xC2, (0xC4, 0xC6))  # map 1 opcodes with an immediate byte
 # the map 1 opcodes a VEX prefix may take (the others raise #UD): what follows C4/C5 in data is told from code
 _VEX_MAP1 = _set((0x10, 0x17), (0x28, 0x2F), 0x41, 0x42, (0x44, 0x47), 0x4A, 0x4B, (0x50, 0x7F), (0x90, 0x93), 0x98,
-                 0x99, 0xAE, 0xC2, (0xC4, 0xC6), (0xD0, 0xFF))
+                 0x99, 0xAE, 0xC2, (0xC4, 0xC6), (0xD0, 0xFE))
 _MAP1_BODY = f"(?:{_cls(_VEX_IMM8)}{_M}{_I8}|\\x77|{_cls(_VEX_MAP1 - _VEX_IMM8 - {0x77})}{_M})"
 _VEX2 = f"\\xc5{_ANY}{_MAP1_BODY}"
 _VEX3 = (f"\\xc4(?:{_cls({b for b in range(256) if b & 0x1F == 1})}{_ANY}{_MAP1_BODY}"
