@@ -261,3 +261,9 @@ def test_a_file_named_for_its_instruction_set_is_an_info(build, tmp_path):
     (finding,) = [f for f in audit(wheel).wheels[0].findings if f.rule == "isa-instructions"]
     assert finding.severity == "info"
     assert "its name says the instruction set" in finding.message
+
+
+def test_a_vex_encoding_no_instruction_has_is_no_evidence():
+    """c5 08 e9 1f: VEX with no 66 on an integer SIMD opcode (vpsubsw needs it), read in GHC's data among code."""
+    assert classify(bytes.fromhex("c508e91f"), "vex") is None
+    assert classify(bytes.fromhex("c5f9efc0"), "vex") == (3, "AVX (VEX)")  # vpxor xmm0, xmm0, xmm0

@@ -196,9 +196,11 @@ def classify(ins: bytes, kind: str) -> tuple[int, str] | None:
         return 4, f"AVX-512 {size}-bit (EVEX)" if size else "AVX-512 (EVEX)"
     if kind == "vex":
         if ins[i] == 0xC5:
-            mapping, wide, opcode = 1, ins[i + 1] & 4, ins[i + 2]
+            mapping, wide, pp, opcode = 1, ins[i + 1] & 4, ins[i + 1] & 3, ins[i + 2]
         else:
-            mapping, wide, opcode = ins[i + 1] & 0x1F, ins[i + 2] & 4, ins[i + 3]
+            mapping, wide, pp, opcode = ins[i + 1] & 0x1F, ins[i + 2] & 4, ins[i + 2] & 3, ins[i + 3]
+        if mapping == 1 and 0xD1 <= opcode <= 0xFE and opcode not in (0xE6, 0xF0) and pp != 1:
+            return None  # the integer SIMD opcodes take VEX only with 66 (their bare forms are MMX): data, not code
         if mapping == 1 and opcode in _MASK_MAP1:
             return 4, "AVX-512 mask instruction (VEX)"
         if mapping == 2 and opcode in _BMI_38:
