@@ -9,19 +9,13 @@ from typing import Annotated, Optional
 
 import typer
 
-from wheelcheck.cli.common import Format, _console, _fail, _print_lines, _verbosity, _write_output, app
+from wheelcheck.cli.common import Format, Severity, _console, _fail, _print_lines, _verbosity, _write_output, app
 from wheelcheck.errors import WheelcheckError
 
 
-# what --env means wherever it appears (entry.py lets it stand alone)
+# what --env means wherever it appears (common.bare_env lets it stand alone)
 ENV_HELP = ("Also take the distributions installed for this Python executable or site-packages directory "
             "(--env alone: the active virtual environment's, else the Python wheelcheck runs in, named in the report)")
-
-
-class FailOn(str, Enum):
-    error = "error"
-    warning = "warning"
-    info = "info"
 
 
 @app.command("conflicts")
@@ -31,7 +25,7 @@ def conflicts_command(
     env: Annotated[Optional[list[str]], typer.Option("--env", metavar="PYTHON", help=ENV_HELP + " (repeatable: the environments share one process).")] = None,
     fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
     output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write the report to this file instead of stdout.")] = None,
-    fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 when a finding is at or above this severity.")] = FailOn.error,
+    fail_on: Annotated[Severity, typer.Option("--fail-on", help="Exit 1 when a finding is at or above this severity.")] = Severity.error,
     jobs: Annotated[Optional[int], typer.Option(help="Wheels read at once (processes) and members streamed at once per wheel (threads); default: one per core.", min=1)] = None,
     verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="-v: also info findings and example symbols; -vv: every file.")] = 0,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print only the summary line.")] = False,
