@@ -293,13 +293,12 @@ class _Summary:
         for span in _kept_segments(self.phdrs, self.header["e_machine"] == "EM_X86_64"):
             sparse.keep(*span)
         if self.header["e_machine"] == "EM_X86_64":
-            self.code_slices = plan_slices([(off, min(size, sparse.size - off)) for ptype, flags, off, _v, size, _a
-                                            in self.phdrs if ptype == PT_LOAD and flags & PF_X and off < sparse.size])
-            self.cpu_checks = GuardScanner([(off, off + size) for ptype, flags, off, _v, size, _a in self.phdrs
-                                            if ptype == PT_LOAD and flags & PF_X])
+            executable = _executable_segments(self.phdrs, sparse.size)
+            self.code_slices = plan_slices([(off, size) for off, _v, size in executable])
+            self.cpu_checks = GuardScanner([(off, off + size) for off, _v, size in executable])
             sections = section_header_span(self.header, sparse.size)
-            for span in self.code_slices + _eh_frame_hdr(self.phdrs, sparse.size) + ([] if sections is None else
-                                                                                     [(sections[0], sum(sections))]):
+            kept = [(start, end) for start, end, _vaddr in _eh_frame_hdr(self.phdrs, sparse.size)]
+            for span in self.code_slices + kept + ([] if sections is None else [(sections[0], sum(sections))]):
                 sparse.keep(*span)
         loads = [(flags, offset, filesz) for ptype, flags, offset, _v, filesz, _a in self.phdrs if ptype == PT_LOAD]
         read_only = file_ranges(_read_only(loads), sparse.size)
@@ -397,13 +396,10 @@ class _Summary:
         if not self.code_slices or self.header is None or self.phdrs is None \
                 or self.header["e_type"] not in ("ET_DYN", "ET_EXEC"):
             return None
-        sparse, phdrs = self.sparse, self.phdrs
-        executable = [(off, vaddr, min(size, sparse.size - off)) for ptype, flags, off, vaddr, size, _a in phdrs
-                      if ptype == PT_LOAD and flags & PF_X and off < sparse.size]
-        starts: list[int] = []
-        for (start, end), (_t, _f, _o, vaddr, _s, _a) in zip(_eh_frame_hdr(phdrs, sparse.size),
-                                                            [h for h in phdrs if h[0] == PT_GNU_EH_FRAME]):
-            starts = function_starts(bytes(sparse.read(start, end - start)), vaddr)
+        sparse = self.sparse
+        executable = _executable_segments(self.phdrs, sparse.size)
+        starts = next((function_starts(bytes(sparse.read(start, end - start)), vaddr)
+                       for start, end, vaddr in _eh_frame_hdr(self.phdrs, sparse.size)), [])
         code = [(start, start + size) for start, size in self._code_sections()] or \
             [(off, off + size) for off, _v, size in executable]
         kept = [(lo, bytes(sparse.read(lo, hi - lo))) for start, end in self.code_slices for a, b in code
@@ -436,10 +432,16 @@ def _gpu_code(fatbins: list[FatbinScanner]) -> GpuCode | None:
                    sum(code.containers for code in found))
 
 
-def _eh_frame_hdr(phdrs, size: int) -> list[tuple[int, int]]:
-    """(start, end) of the unwind table's search index (PT_GNU_EH_FRAME), the first one, bounded."""
-    return [(off, min(off + filesz, size, off + _MAX_EH_FRAME_HDR))
-            for ptype, _f, off, _v, filesz, _a in phdrs if ptype == PT_GNU_EH_FRAME and off < size][:1]
+def _eh_frame_hdr(phdrs, size: int) -> list[tuple[int, int, int]]:
+    """(start, end, vaddr) of the unwind table's search index (PT_GNU_EH_FRAME), the first one, bounded."""
+    return [(off, min(off + filesz, size, off + _MAX_EH_FRAME_HDR), vaddr)
+            for ptype, _f, off, vaddr, filesz, _a in phdrs if ptype == PT_GNU_EH_FRAME and off < size][:1]
+
+
+def _executable_segments(phdrs, size: int) -> list[tuple[int, int, int]]:
+    """(offset, vaddr, size) of the executable PT_LOAD segments, cut at the file's end."""
+    return [(off, vaddr, min(filesz, size - off)) for ptype, flags, off, vaddr, filesz, _a in phdrs
+            if ptype == PT_LOAD and flags & PF_X and off < size]
 
 
 def _only_debug_information(sparse: SparseFile, header: dict) -> bool:
