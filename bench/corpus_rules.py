@@ -24,7 +24,6 @@ import hashlib
 import json
 import os
 import queue
-import re
 import shutil
 import subprocess
 import sys
@@ -37,6 +36,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "corpus"))
+from fetch import rows as read_listing  # noqa: E402
+from packaging.utils import canonicalize_name  # noqa: E402
 from rule_counts import RULES  # noqa: E402
 
 LISTING = ROOT / "corpus" / "differential.tsv"
@@ -45,22 +47,9 @@ AHEAD = 6  # wheels fetched ahead of the audit: bounds the scratch directory
 LONGEST = 10
 
 
-def read_listing(path: Path) -> list[tuple[str, str]]:
-    rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip() and not line.startswith("#"):
-            fields = line.split("\t")
-            rows.append((fields[0], fields[1].removeprefix("sha256:")))
-    return rows
-
-
-def project_of(filename: str) -> str:
-    return re.sub(r"[-_.]+", "-", filename.split("-")[0]).lower()
-
-
-def fetch(filename: str, sha256: str, into: Path) -> Path:
+def fetch(filename: str, sha256: str | None, into: Path) -> Path:
     """The pinned file from the index's simple JSON API, its hash checked."""
-    request = urllib.request.Request(SIMPLE.format(project_of(filename)),
+    request = urllib.request.Request(SIMPLE.format(canonicalize_name(filename.split("-")[0])),
                                      headers={"Accept": "application/vnd.pypi.simple.v1+json"})
     with urllib.request.urlopen(request, timeout=120) as page:
         files = json.load(page)["files"]
