@@ -67,15 +67,20 @@ def _wheel_body(wheel: WheelReport, verbosity: int, fail_on: str) -> list[Line]:
         body = _group_lines(groups, verbosity, per_rule)
         if len(body) <= room:
             return body + tail
-    # one group per rule is still too long: the first groups that fit, the rest counted
-    kept: list[Line] = []
-    for n in range(len(groups), 0, -1):
-        kept = _group_lines(groups[:n], verbosity, 1)
-        if len(kept) < room:
-            left = len(groups) - n
-            more = f"  {left} more group{'s' * (left != 1)} of findings (-v shows each)"
-            return kept + [Line(more, "dim")] + tail
-    return tail
+    # one group per rule is still too long: the most first groups that fit, the rest counted. More groups never
+    # make fewer lines, so the most that fit are found by halving (a wheel may have thousands of groups)
+    lo, hi = 0, len(groups)  # the first lo groups fit; more than hi do not
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if len(_group_lines(groups[:mid], verbosity, 1)) < room:
+            lo = mid
+        else:
+            hi = mid - 1
+    if lo == 0:
+        return tail
+    left = len(groups) - lo
+    more = f"  {left} more group{'s' * (left != 1)} of findings (-v shows each)"
+    return _group_lines(groups[:lo], verbosity, 1) + [Line(more, "dim")] + tail
 
 
 def _group_lines(groups: list, verbosity: int, per_rule: int | None) -> list[Line]:
